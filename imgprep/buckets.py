@@ -16,7 +16,9 @@ __all__ = ['BUCKETS', 'RATIO_RANGE', 'BUCKET_NAMES', 'bucket_name', 'parse_bucke
 BUCKETS = [(1024, 1024), (832, 1216), (1216, 832), (768, 1280), (1280, 768), (704, 1344), (1344, 704)]
 RATIO_RANGE = (0.4, 2.5)
 
-def bucket_name(bucket:tuple)->str:
+def bucket_name(
+    bucket:tuple, # (width, height)
+)->str:
     "`(832, 1216)` -> `'832x1216'` (width x height)."
     return f'{bucket[0]}x{bucket[1]}'
 
@@ -43,7 +45,10 @@ def assign_bucket(
     return bucket_name(min(buckets, key=lambda b: abs(r - math.log(b[0]/b[1]))))
 
 # %% ../nbs/01_buckets.ipynb #9a3d914c
-def ratio_warning(width:int, height:int)->str|None:
+def ratio_warning(
+    width:int, # Oriented width
+    height:int, # Oriented height
+)->str|None:
     "A warning when `width/height` is outside `RATIO_RANGE`, else None."
     r = width/height
     lo,hi = RATIO_RANGE
@@ -74,7 +79,7 @@ def cover_crop_box(
 def resize_to_bucket(
     img:Image.Image, # RGB image (already oriented)
     bucket:tuple|str, # Target (width, height) or name
-    resample=Image.Resampling.LANCZOS,
+    resample=Image.Resampling.LANCZOS, # PIL resampling filter
 )->tuple: # (resized image, crop box in original pixels)
     "Scale `img` to cover `bucket` and centre-crop it to the bucket's exact size."
     bw,bh = parse_bucket(bucket) if isinstance(bucket, str) else bucket

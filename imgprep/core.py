@@ -61,9 +61,9 @@ def format_counters(
 def run_cli(
     name:str, # Command name, used as the prefix of error lines
     fn:Callable, # Plain function returning a dict of counters
-    *args,
+    *args, # Passed to `fn`
     failed:Callable=None, # `failed(counters)` -> True makes the exit status 1
-    **kwargs,
+    **kwargs, # Passed to `fn`
 ):
     "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError`."
     setup_logging()
@@ -94,9 +94,13 @@ class Progress:
         "Ticks per second so far."
         return self.n/max(self.clock()-self.start, 1e-9)
 
-    def line(self)->str: return f'{self.describe()} rate={self.rate:.1f}/s'
+    def line(self)->str:
+        "The message and the rate so far."
+        return f'{self.describe()} rate={self.rate:.1f}/s'
 
-    def tick(self, n:int=1)->str|None:
+    def tick(self,
+             n:int=1, # Items done since the last tick
+            )->str|None: # The line, when one was printed
         "Count `n` items; print and return the line when a multiple of `every` is crossed."
         before,self.n = self.n,self.n+n
         if self.every and self.n//self.every > before//self.every:
@@ -157,24 +161,37 @@ T5_MASK_LEN = 77
 @dataclass(frozen=True)
 class Stage2Layout:
     "The Stage 2 tree under `base`: the metadata JSONL and `dinov3/`, `vae_latents/`, `t5_hidden/`."
-    base: Path
-    jsonl_name: str = JSONL_NAME
+    base: Path # Stage 2 base directory (`data/derived` in the spec)
+    jsonl_name: str = JSONL_NAME # File name of the metadata JSONL inside `base`
 
     def __post_init__(self): object.__setattr__(self, 'base', Path(self.base))
     @property
-    def jsonl(self)->Path: return self.base/self.jsonl_name
+    def jsonl(self)->Path:
+        "The metadata JSONL."
+        return self.base/self.jsonl_name
     @property
-    def dinov3_dir(self)->Path: return self.dir('dinov3')
+    def dinov3_dir(self)->Path:
+        "`dinov3/`: one (1024,) float32 `.npy` per image."
+        return self.dir('dinov3')
     @property
-    def vae_dir(self)->Path: return self.dir('vae')
+    def vae_dir(self)->Path:
+        "`vae_latents/`: one (16, H//8, W//8) float16 `.npy` per image."
+        return self.dir('vae')
     @property
-    def t5_dir(self)->Path: return self.dir('t5')
+    def t5_dir(self)->Path:
+        "`t5_hidden/`: one (77, 1024) float16 `.npy` per image."
+        return self.dir('t5')
 
-    def dir(self, kind:str)->Path:
+    def dir(self,
+            kind:str, # `dinov3`, `vae` or `t5`
+           )->Path:
         "Directory of one embedding kind (`dinov3`, `vae` or `t5`)."
         return self.base/EMBEDDING_DIRS[kind]
 
-    def npy_path(self, kind:str, image_id:str)->Path:
+    def npy_path(self,
+                 kind:str, # `dinov3`, `vae` or `t5`
+                 image_id:str, # A valid image_id
+                )->Path:
         "Where the `kind` embedding of `image_id` lives."
         return self.dir(kind)/f'{validate_image_id(image_id)}.npy'
 
@@ -183,19 +200,22 @@ class Stage2Layout:
         for k in EMBEDDING_DIRS: self.dir(k).mkdir(parents=True, exist_ok=True)
         return self
 
-    def existing_ids(self, kind:str)->set:
+    def existing_ids(self,
+                     kind:str, # `dinov3`, `vae` or `t5`
+                    )->set:
         "image_ids that have a finished `.npy` of `kind`: one directory listing, no stat per file."
         return ids_in_dir(self.dir(kind))
 
 # %% ../nbs/00_core.ipynb #52bd9246
 def ids_in_dir(
     d:Path, # Directory of `<image_id>.npy` files
-    suffix:str='.npy',
+    suffix:str='.npy', # Extension of the files to list
 )->set:
-    "Stems of the files in `d` ending in `suffix` (empty set if `d` does not exist)."
-    try:
-        with os.scandir(d) as it: return {e.name[:-len(suffix)] for e in it if e.name.endswith(suffix) and not is_temp_name(e.name)}
+    "Stems of the files in `d` ending in `suffix` (empty set if `d` does not exist); temporaries end in `.tmp`, so never count."
+    try: names = os.listdir(d)  # names only: no stat, no DirEntry per file
     except FileNotFoundError: return set()
+    n = len(suffix)
+    return {o[:-n] for o in names if o.endswith(suffix)}
 
 def check_embedding(
     kind:str, # `dinov3`, `vae` or `t5`
@@ -209,11 +229,15 @@ def check_embedding(
     if not np.isfinite(arr).all(): return f'{int((~np.isfinite(arr)).sum())} non-finite values'
 
 # %% ../nbs/00_core.ipynb #2bb093ee
-def is_temp_name(name:str)->bool:
+def is_temp_name(
+    name:str, # A file name (no directory)
+)->bool:
     "True for the temporaries `atomic_writer` creates."
     return name.startswith('.') and name.endswith('.tmp')
 
-def temp_path(path:Path)->Path:
+def temp_path(
+    path:Path, # The final file name
+)->Path:
     "A fresh temporary name beside `path`."
     return path.with_name(f'.{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp')
 
@@ -230,7 +254,7 @@ def remove_temps(
 def atomic_writer(
     path:str|Path, # Final file name
     mode:str='wb', # `wb` or `w`
-    **open_kw,
+    **open_kw, # Passed to `open` (encoding, newline, ...)
 ):
     "Open a temporary beside `path`; on success flush, fsync and rename it to `path`, on error remove it."
     path = Path(path)
@@ -248,26 +272,42 @@ def atomic_writer(
         raise
 
 # %% ../nbs/00_core.ipynb #b0d0e1aa
-def atomic_write_bytes(path:str|Path, data:bytes)->Path:
+def atomic_write_bytes(
+    path:str|Path, # Final file name
+    data:bytes, # The whole content
+)->Path:
     "Write `data` to `path` atomically."
     with atomic_writer(path) as f: f.write(data)
     return Path(path)
 
-def atomic_write_json(path:str|Path, obj, indent:int|None=2)->Path:
+def atomic_write_json(
+    path:str|Path, # Final file name
+    obj, # Anything `json.dumps` accepts
+    indent:int|None=2, # JSON indentation (None: one line)
+)->Path:
     "Write `obj` as JSON (UTF-8, keys in insertion order) to `path` atomically."
     return atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False)+'\n').encode('utf-8'))
 
-def atomic_save_npy(path:str|Path, arr:np.ndarray)->Path:
+def atomic_save_npy(
+    path:str|Path, # Final file name
+    arr:np.ndarray, # Array of a non-object dtype
+)->Path:
     "Save `arr` as a `.npy` (no pickles) to `path` atomically."
     with atomic_writer(path) as f: np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
     return Path(path)
 
-def atomic_copy(src:str|Path, dst:str|Path, bufsize:int=1<<20)->Path:
+def atomic_copy(
+    src:str|Path, # File to copy
+    dst:str|Path, # Final file name of the copy
+    bufsize:int=1<<20, # Bytes per read
+)->Path:
     "Copy the file `src` to `dst` atomically."
     with open(src, 'rb') as i, atomic_writer(dst) as o: shutil.copyfileobj(i, o, bufsize)
     return Path(dst)
 
-def load_npy(path:str|Path)->np.ndarray:
+def load_npy(
+    path:str|Path, # A `.npy` file
+)->np.ndarray:
     "Load a `.npy`, never unpickling objects."
     return np.load(path, allow_pickle=False)
 
@@ -293,12 +333,16 @@ def iter_jsonl(
                 continue
             yield i, rec
 
-def dumps_record(rec:dict)->bytes:
+def dumps_record(
+    rec:dict, # One JSONL record
+)->bytes:
     "One JSONL line (UTF-8, compact, newline-terminated)."
     return (json.dumps(rec, ensure_ascii=False, separators=(',', ':'))+'\n').encode('utf-8')
 
 # %% ../nbs/00_core.ipynb #3d1fa025
-def free_gb(path:str|Path)->float:
+def free_gb(
+    path:str|Path, # A file or directory, existing or not yet
+)->float:
     "Free space in GB (10^9 bytes) on the filesystem that holds `path` or its nearest existing parent."
     p = Path(path).absolute()
     while not p.exists(): p = p.parent

@@ -20,7 +20,11 @@ __all__ = ['WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DEFECTS', 'rand
            'make_stage1', 'Stage2Data', 'make_stage2']
 
 # %% ../nbs/08_testing.ipynb #af7d5f1c
-def random_picture(width:int, height:int, seed:int=0)->np.ndarray:
+def random_picture(
+    width:int, # Picture width in pixels
+    height:int, # Picture height in pixels
+    seed:int=0, # Same seed, same picture
+)->np.ndarray:
     "A smooth random RGB picture as a (height, width, 3) uint8 array."
     rng = np.random.default_rng(seed)
     coarse = rng.integers(0, 256, (max(2, height//16), max(2, width//16), 3), dtype=np.uint8)
@@ -28,10 +32,10 @@ def random_picture(width:int, height:int, seed:int=0)->np.ndarray:
 
 def make_image(
     path:str|Path, # Where to save; the suffix picks the format
-    width:int,
-    height:int,
+    width:int, # Image width in pixels
+    height:int, # Image height in pixels
     mode:str='RGB', # PIL mode to convert to before saving
-    seed:int=0,
+    seed:int=0, # Seed of `random_picture`
     **save_kw, # Passed to `Image.save` (quality, exif, ...)
 )->Path:
     "Save a smooth random picture of `width`x`height` to `path`."
@@ -49,9 +53,9 @@ def bucket_sizes(
 
 def bucket_images(
     d:str|Path, # Directory to fill
-    per_bucket:int=1,
-    scale:float=1/8,
-    seed:int=0,
+    per_bucket:int=1, # Images of each bucket's shape
+    scale:float=1/8, # Image size as a fraction of the bucket size
+    seed:int=0, # First seed; each image gets its own
 )->list: # Paths, bucket by bucket
     "JPEG images shaped like every bucket (`per_bucket` each)."
     return [make_image(Path(d)/f'{name}_{i}.jpg', w, h, seed=seed+i*7+j)
@@ -62,7 +66,7 @@ def _png_chunk(tag:bytes, data:bytes)->bytes:
     return struct.pack('>I', len(data)) + tag + data + struct.pack('>I', zlib.crc32(tag+data) & 0xffffffff)
 
 def write_png16(
-    path:str|Path,
+    path:str|Path, # Where to write the PNG
     rgb16:np.ndarray, # (height, width, 3) uint16
 )->Path:
     "Write a 16-bit-per-channel RGB PNG."
@@ -118,11 +122,15 @@ def bad_images(
 # %% ../nbs/08_testing.ipynb #0fb3195d
 WORDS = 'a photo of red blue green cat dog tree house sky river mountain city night street old young small large bright dark portrait landscape'.split()
 
-def random_caption(rng:random.Random)->str:
+def random_caption(
+    rng:random.Random, # Source of the random words
+)->str:
     "A short caption of random words."
     return ' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
 
-def mask_for(caption:str)->list:
+def mask_for(
+    caption:str, # A caption of space-separated words
+)->list:
     "A plausible 77-long 0/1 mask: one per word plus the end token."
     n = min(len(caption.split())+1, T5_MASK_LEN)
     return [1]*n + [0]*(T5_MASK_LEN-n)
@@ -131,9 +139,9 @@ def mask_for(caption:str)->list:
 @dataclass
 class Stage1Data:
     "What `make_stage1` wrote."
-    root: Path
-    images_root: Path
-    jsonl: Path
+    root: Path # The directory filled
+    images_root: Path # What `image_path` is relative to (`--images-root`)
+    jsonl: Path # The Stage 1 JSONL
     records: list   # the records written, in file order (malformed lines excluded)
     image_ids: list # ids of the complete records
     incomplete: dict = field(default_factory=dict) # image_id -> what is wrong with it
@@ -149,7 +157,7 @@ def make_stage1(
     malformed:int=0, # Malformed lines to plant
     incomplete:int=0, # Records to break, cycling through `STAGE1_DEFECTS`
     with_images:bool=True, # Write the image files
-    seed:int=0,
+    seed:int=0, # Same seed, same dataset
 )->Stage1Data:
     "A Stage 1 dataset: images plus a JSONL with inline 1024-d `dinov3_embedding`, captions, masks, sizes."
     root = Path(root); rng = random.Random(seed); nrng = np.random.default_rng(seed)
@@ -183,13 +191,13 @@ def make_stage1(
 @dataclass
 class Stage2Data:
     "What `make_stage2` wrote."
-    base: Path
-    layout: Stage2Layout
-    jsonl: Path
+    base: Path # Stage 2 base directory
+    layout: Stage2Layout # Its layout
+    jsonl: Path # The v2 metadata JSONL
     records: list    # records written, in file order
     ready_ids: list  # ids of complete records, in file order
     incomplete_ids: dict = field(default_factory=dict) # image_id -> defect
-    bad_lines: list = field(default_factory=list)
+    bad_lines: list = field(default_factory=list) # 1-based line numbers of malformed lines
 
 STAGE2_DEFECTS = ('no_caption', 'bad_mask', 'bad_mask_values', 'missing_dinov3', 'missing_vae', 'missing_t5', 'no_bucket')
 
@@ -206,7 +214,7 @@ def make_stage2(
     malformed:int=0, # Malformed lines appended at the end
     buckets:list|None=None, # Bucket names to cycle through (default all seven)
     ids:list|None=None, # image_ids to use instead of `img00000`...
-    seed:int=0,
+    seed:int=0, # Same seed, same tree
 )->Stage2Data:
     "A Stage 2 tree: v2 JSONL and `dinov3/`, `vae_latents/`, `t5_hidden/` `.npy` files, some records broken on purpose."
     lay = Stage2Layout(base).makedirs(); rng = random.Random(seed); nrng = np.random.default_rng(seed)
