@@ -90,7 +90,9 @@ def demo_summary(
                 shards=v['shards'], samples=v['samples'], problems=v['problems'], latents=res['stats']['vae_files'],
                 seconds=res['seconds'])
 
-def main(argv:list|None=None):
+def main(
+    argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
+):
     "Command line entry point of `imgprep_demo DIR`."
     ap = argparse.ArgumentParser(prog='imgprep_demo', description=run_demo.__doc__)
     ap.add_argument('dir', help='directory for the demo: new, empty, or a previous demo run')

@@ -42,7 +42,9 @@ class Moments:
         return self
 
     @property
-    def std(self)->np.ndarray: return np.sqrt(self.m2/self.n)
+    def std(self)->np.ndarray:
+        "Per-channel population standard deviation (NumPy's default `ddof=0`)."
+        return np.sqrt(self.m2/self.n)
 
     def overall(self)->tuple:
         "(mean, std) over all channels together, as one scalar shift and scale."
@@ -186,7 +188,9 @@ def latent_stats(
     return stats
 
 # %% ../nbs/09a_stats.ipynb #04f86630
-def main(argv:list|None=None):
+def main(
+    argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
+):
     "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
     ap = argparse.ArgumentParser(prog='imgprep_stats', description=latent_stats.__doc__)
     ap.add_argument('path', help='Stage 2 base directory or JSONL, a directory of shards, or one .tar')
