@@ -5,7 +5,7 @@ speed does not depend on weight values). The ratio whole-path / model-alone is t
 be >= 0.9 (decoding hidden behind the model in DataLoader workers).
 
     python bench/bench_encoders.py --device cpu --resolution 256 --samples 8
-    python bench/bench_encoders.py --device cuda --resolution 1024 --samples 64
+    python bench/bench_encoders.py --device cuda --resolution 1024 --samples 256
 """
 import argparse, json, os, sys, tempfile, time
 from pathlib import Path
@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from imgprep.core import atomic_save_npy, iter_jsonl
-from imgprep.encoders import (DinoV3Encoder, FluxVaeEncoder, T5Encoder, default_workers, encode_image_files,
+from imgprep.encoders import (DinoV3Encoder, FluxVaeEncoder, T5Encoder, default_workers, encode_captions, encode_image_files,
                               pick_device)
 from imgprep.testing import make_image, random_caption
 from imgprep.tiny_models import DINOV3_PREPROCESSOR, full_size_configs, random_model, t5_tokenizer, tiny_configs
@@ -64,9 +64,9 @@ def whole_path(enc, kind, n, bs, files, jsonl, out, workers):
             atomic_save_npy(out/f'{i}.npy', a)
     def captions():
         recs = [r for _,r in iter_jsonl(jsonl)][:n]
-        for s in range(0, n, bs):
-            hidden,_ = enc.encode([r['caption'] for r in recs[s:s+bs]])
-            for j,h in enumerate(hidden): atomic_save_npy(out/f'{s+j}.npy', h)
+        for i,h,_ in encode_captions(enc, [r['caption'] for r in recs], batch_size=bs):
+            if h is None: raise RuntimeError(f'caption {i} refused')
+            atomic_save_npy(out/f'{i}.npy', h)
     return rate(n, captions if kind == 't5' else images, enc.device)
 
 def main():
@@ -75,17 +75,17 @@ def main():
     p.add_argument('--kinds', nargs='+', default=['dinov3', 'vae', 't5'])
     p.add_argument('--batch-sizes', nargs='+', type=int, default=[1, 4, 16])
     p.add_argument('--resolution', type=int, default=None, help='side of the square test images (default: 1024 on CUDA, 256 elsewhere)')
-    p.add_argument('--samples', type=int, default=None, help='samples per measurement (default: 64 on CUDA, 16 elsewhere)')
+    p.add_argument('--samples', type=int, default=None, help='samples per measurement (default: 256 on CUDA, 16 elsewhere): enough that filling the pipeline is a small part')
     p.add_argument('--workers', type=int, default=None, help='DataLoader workers (default: imgprep.encoders.default_workers())')
-    p.add_argument('--repeats', type=int, default=None, help='time each measurement this many times, keep the best (default: 3 on CUDA, 2 elsewhere)')
+    p.add_argument('--repeats', type=int, default=None, help='time each measurement this many times, keep the best (default: 2)')
     p.add_argument('--tiny', action='store_true', help='tiny models instead of full size (a smoke test of this script)')
     a = p.parse_args()
     device = pick_device(a.device)
     res = a.resolution or (1024 if device.type == 'cuda' else 256)
-    n = a.samples or (64 if device.type == 'cuda' else 16)
+    n = a.samples or (256 if device.type == 'cuda' else 16)
     workers = default_workers() if a.workers is None else a.workers
     global REPEATS
-    REPEATS = a.repeats or (3 if device.type == 'cuda' else 2)
+    REPEATS = a.repeats or 2
     print(f'device={device} dtype={a.dtype} resolution={res}x{res} samples={n} repeats={REPEATS} workers={workers} cpus={os.cpu_count()} '
           f'torch_threads={torch.get_num_threads()} models={"tiny" if a.tiny else "full-size"} (random weights)', flush=True)
     with tempfile.TemporaryDirectory() as d:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -24,7 +24,8 @@ from .images import load_rgb, crop_to_multiple
 __all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'ENCODERS', 'pick_device',
            'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
            'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'FluxVaeEncoder', 'T5Encoder',
-           'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'default_workers', 'encode_image_files']
+           'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'default_workers',
+           'encode_image_files', 'encode_captions']
 
 # %% ../nbs/03_encoders.ipynb #133a2dc5
 DINOV3_ID = 'facebook/dinov3-vitl16-pretrain-lvd1689m'
@@ -131,6 +132,15 @@ class Encoder:
     @property
     def store_dtype(self)->np.dtype: return np.dtype(EMBEDDING_SPECS[self.kind][1])
 
+    def launch(self, batch)->torch.Tensor:
+        "Start the model on `batch`; the output stays on the device, so a GPU is not waited for."
+        raise NotImplementedError
+
+    @torch.inference_mode()
+    def forward(self, batch)->torch.Tensor:
+        "The model's output for `batch`, float32 on the CPU."
+        return self.launch(batch).float().cpu()
+
     def metadata(self)->dict:
         "How the stored arrays were made, for records and metadata files."
         return dict(kind=self.kind, model_id=self.model_id, device=str(self.device),
@@ -183,10 +193,10 @@ def dinov3_pixels(
 )->torch.Tensor: # (3, height, width) float32
     "Preprocess `img` as the DINOv3 image processor does: rescale, resize, normalise."
     x = torch.from_numpy(np.array(img.convert('RGB'), dtype=np.uint8)).permute(2, 0, 1).float()
-    if cfg['do_rescale']: x = x*cfg['rescale_factor']
-    if cfg['do_resize'] and tuple(x.shape[1:]) != cfg['size']:
+    if cfg['do_resize'] and tuple(x.shape[1:]) != cfg['size']:  # resize first: rescale and normalise are per-channel affine, so the order changes nothing but the pixel count
         mode = _RESAMPLE[cfg['resample']]
         x = F.interpolate(x[None], size=cfg['size'], mode=mode, antialias=mode != 'nearest-exact')[0]
+    if cfg['do_rescale']: x = x*cfg['rescale_factor']
     if cfg['do_normalize']: x = (x - torch.tensor(cfg['image_mean'])[:, None, None])/torch.tensor(cfg['image_std'])[:, None, None]
     return x
 
@@ -233,12 +243,12 @@ class DinoV3Encoder(Encoder):
         return partial(_dinov3_prepare, cfg=self.preprocess_config)
 
     @torch.inference_mode()
-    def forward(self,
-                pixel_values:torch.Tensor, # (B, 3, S, S) from `preprocess`
-               )->torch.Tensor:
-        "Pooled output of a (B, 3, S, S) batch, float32 on the CPU."
+    def launch(self,
+               pixel_values:torch.Tensor, # (B, 3, S, S) from `preprocess`
+              )->torch.Tensor:
+        "Pooled output (B, 1024) of a (B, 3, S, S) batch, on the model's device."
         x = pixel_values.to(self.device, self.dtype, non_blocking=True)
-        return self.model(pixel_values=x).pooler_output.float().cpu()
+        return self.model(pixel_values=x).pooler_output
 
     def encode(self,
                pixel_values:torch.Tensor, # (B, 3, S, S) from `preprocess`
@@ -338,12 +348,12 @@ class FluxVaeEncoder(Encoder):
         return partial(_vae_prepare, resolution=resolution, max_pixels=self.max_pixels)
 
     @torch.inference_mode()
-    def forward(self,
-                pixels:torch.Tensor, # (B, 3, H, W) in [-1, 1], one shape
-               )->torch.Tensor:
-        "Posterior means (B, 16, H/8, W/8) of a (B, 3, H, W) batch in [-1, 1], float32 on the CPU."
+    def launch(self,
+               pixels:torch.Tensor, # (B, 3, H, W) in [-1, 1], one shape
+              )->torch.Tensor:
+        "Posterior means (B, 16, H/8, W/8) of a (B, 3, H, W) batch in [-1, 1] (on the device, or on the CPU when tiled)."
         x = pixels.to(self.device, self.dtype, non_blocking=True)
-        if x.shape[-2]*x.shape[-1] <= self.tile_above: return self.model.encode(x).latent_dist.mean.float().cpu()
+        if x.shape[-2]*x.shape[-1] <= self.tile_above: return self.model.encode(x).latent_dist.mean
         self.model.enable_tiling()
         try: return torch.cat([self.model.encode(xi[None]).latent_dist.mean.float().cpu() for xi in x])
         finally: self.model.disable_tiling()
@@ -403,12 +413,12 @@ class T5Encoder(Encoder):
         return self.tokens(captions)['attention_mask'].numpy().astype(np.uint8)
 
     @torch.inference_mode()
-    def forward(self,
-                tokens:dict, # From `tokens`
-               )->torch.Tensor:
-        "last_hidden_state (B, 77, 1024) float32 on the CPU."
+    def launch(self,
+               tokens:dict, # From `tokens`
+              )->torch.Tensor:
+        "last_hidden_state (B, 77, 1024) on the model's device."
         t = {k: tokens[k].to(self.device) for k in ('input_ids', 'attention_mask')}
-        return self.model(**t).last_hidden_state.float().cpu()
+        return self.model(**t).last_hidden_state
 
     def encode(self,
                captions:Sequence[str], # Captions
@@ -514,9 +524,32 @@ class ImageFiles(torch.utils.data.IterableDataset):
 def _identity(x): return x
 
 # %% ../nbs/03_encoders.ipynb #55bfa9de
+def host_copy(
+    out:torch.Tensor, # A model output, on any device
+)->tuple: # (float32 CPU tensor, CUDA event to wait on before reading it, or None)
+    "Start copying `out` to the CPU as float32 without waiting for the GPU."
+    if out.device.type != 'cuda': return out.float().cpu(), None
+    host = out.float().to('cpu', non_blocking=True)  # lands in pinned memory
+    copied = torch.cuda.Event()
+    copied.record()
+    return host, copied
+
+def overlapped(
+    batches:Iterable, # Batches, in order
+    start:Callable, # batch -> state: starts the batch on the device without waiting for it
+    finish:Callable, # *state -> iterator of results: waits for the batch and yields its results
+)->Iterator:
+    "Results of every batch, each batch finished (and its results used by the caller) while the next one runs."
+    pending = None
+    for b in batches:
+        started = start(b)
+        if pending is not None: yield from finish(*pending)
+        pending = started
+    if pending is not None: yield from finish(*pending)
+
 def default_workers()->int:
-    "DataLoader workers to use by default: up to 4, leaving a core for the main process."
-    return max(0, min(4, (os.cpu_count() or 1) - 1))
+    "DataLoader workers to use by default: up to 8, leaving a core for the main process."
+    return max(0, min(8, (os.cpu_count() or 1) - 1))
 
 def encode_image_files(
     encoder:DinoV3Encoder|FluxVaeEncoder, # An image encoder
@@ -534,11 +567,32 @@ def encode_image_files(
     nw = default_workers() if num_workers is None else num_workers
     loader = torch.utils.data.DataLoader(ImageFiles(paths, prepare, batch_size, window), batch_size=None, num_workers=nw,
                                          collate_fn=_identity, pin_memory=encoder.device.type == 'cuda')
-    for b in loader:
+    def start(b:ImageBatch): return b, *(host_copy(encoder.launch(b.pixels)) if b.pixels is not None else (None, None))
+    def finish(b:ImageBatch, out:torch.Tensor|None, copied):
         for i,msg in b.errors:
             logger.warning(f'{encoder.kind}: {msg}')
             yield i, None, msg
-        if b.pixels is None: continue
-        for i,info,(arr,why) in zip(b.indices, b.infos, encoder.check(encoder.forward(b.pixels))):
+        if out is None: return
+        if copied is not None: copied.synchronize()
+        for i,info,(arr,why) in zip(b.indices, b.infos, encoder.check(out)):
             if arr is None: logger.warning(f'{encoder.kind}: {paths[i]}: refused: {why}')
             yield i, arr, (info if arr is not None else f'{paths[i]}: refused: {why}')
+    yield from overlapped(loader, start, finish)
+
+# %% ../nbs/03_encoders.ipynb #0a9f7a20
+def encode_captions(
+    encoder:T5Encoder, # A loaded T5 encoder
+    captions:Sequence[str], # Captions
+    batch_size:int=4, # Captions per model call (spec 004: 4)
+    names:Sequence=None, # Names for the log, one per caption
+)->Iterator: # (index, hidden (77, 1024) float16 or None when refused, mask (77,) uint8)
+    "Encode `captions` in batches, each batch running on the device while the caller uses the previous one's results."
+    captions = list(captions)
+    def start(s:int):
+        t = encoder.tokens(captions[s:s+batch_size])
+        return s, *host_copy(encoder.launch(t)), t['attention_mask'].numpy().astype(np.uint8)
+    def finish(s:int, out:torch.Tensor, copied, masks:np.ndarray):
+        if copied is not None: copied.synchronize()
+        hidden = encoder._refusals(encoder.check(out), names[s:s+len(masks)] if names else None)
+        for j,(h,m) in enumerate(zip(hidden, masks)): yield s+j, h, m
+    yield from overlapped(range(0, len(captions), batch_size), start, finish)
