@@ -280,7 +280,7 @@ def models_needed(
     return [k for k in wanted if k in need]
 
 # %% ../nbs/04_stage2.ipynb #7983c584
-CHUNK = 64
+CHUNK = 512 # records per chunk; each chunk's images go through one DataLoader, whose start-up and filling a larger chunk amortises
 KINDS = ('dinov3', 'vae', 't5')
 BAD_RECORD_KINDS = ('bad_image_path', 'bad_image_id', 'missing_caption', 'bad_mask', 'bad_size', 'duplicate_image_id')
 COUNTERS = ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
@@ -423,11 +423,11 @@ def encode_images(self:Stage2Run, kind:str, items:list):
 @patch
 def encode_captions(self:Stage2Run, items:list):
     "Compute and write the T5 hidden states of `items`, `batch_size` captions at a time."
-    for batch in chunked(items, self.batch_size):
-        hidden,_ = self.encoders['t5'].encode([it.rec['caption'] for it in batch], names=[self.where(it.line) for it in batch])
-        for it,h in zip(batch, hidden):
-            if h is None: self.flag(it, 'encode_failed', 'T5 hidden state refused (see the warning above)')
-            else: self.save('t5', it, h)
+    from imgprep.encoders import encode_captions
+    captions,names = [it.rec['caption'] for it in items],[self.where(it.line) for it in items]
+    for i,h,_ in encode_captions(self.encoders['t5'], captions, self.batch_size, names):
+        if h is None: self.flag(items[i], 'encode_failed', 'T5 hidden state refused (see the warning above)')
+        else: self.save('t5', items[i], h)
 
 @patch
 def encode(self:Stage2Run, items:list):
