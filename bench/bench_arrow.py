@@ -5,6 +5,7 @@
 Each run is `workers` or `workers:threads` (torch threads per worker; default cores / workers, and for one
 worker whatever torch chose). samples/s counts the embedding phase, from the moment every worker has
 loaded its model to the last shard written; wall is the whole call, model loading and worker start included.
+Timings on a shared machine are noisy, so each run is also given as a ratio to the first run of the same call.
 """
 import argparse, os, shutil, tempfile, time
 from pathlib import Path
@@ -42,12 +43,15 @@ def main():
         print(f'{a.rows} texts in {a.shards} shards, tiny BERT (hidden 32, 2 layers), batch {a.batch_size}, '
               f'{os.cpu_count()} cores, torch {torch.__version__} (default threads {torch.get_num_threads()}); '
               f'setup {time.monotonic()-t:.1f}s')
+        base = None
         for i,run in enumerate(a.runs.split(',')):
             workers,_,threads = run.partition(':')
             r = embed_arrow(data, tmp/f'out{i}', model=model, device='cpu', workers=int(workers),
                             threads=int(threads) if threads else None, batch_size=a.batch_size, progress=False)
             assert r['samples_embedded'] == a.rows and r['shards_embedded'] == a.shards, r
-            print(f"workers={workers} threads={threads or 'default'}: samples_per_s={r['samples_per_s']} wall_s={r['seconds']}")
+            base = base or r
+            print(f"workers={workers} threads={threads or 'default'}: samples_per_s={r['samples_per_s']} wall_s={r['seconds']} "
+                  f"speed_vs_first={r['samples_per_s']/base['samples_per_s']:.2f} wall_vs_first={r['seconds']/base['seconds']:.2f}")
     finally: shutil.rmtree(tmp, ignore_errors=True)
 
 if __name__ == '__main__': main()

@@ -25,12 +25,12 @@ from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_stor
 from .images import load_rgb
 
 # %% auto #0
-__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'arrow_rows', 'find_splits', 'choose_splits',
-           'info_shard_lengths', 'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan', 'first_mismatch',
-           'plan_split', 'check_column', 'npy_name', 'shard_done', 'pool_hidden', 'one_line', 'TextEmbedder',
-           'cell_rgb', 'ImageEmbedder', 'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split', 'shard_values',
-           'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata', 'check_resumable',
-           'embed_arrow', 'main']
+__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'arrow_rows', 'find_splits',
+           'choose_splits', 'info_shard_lengths', 'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan',
+           'first_mismatch', 'plan_split', 'check_column', 'npy_name', 'shard_done', 'pool_hidden', 'one_line',
+           'TextEmbedder', 'cell_rgb', 'ImageEmbedder', 'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split',
+           'shard_values', 'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata',
+           'check_resumable', 'embed_arrow', 'main']
 
 # %% ../nbs/07_arrow.ipynb #d7c0e11d
 SHARD_RE = re.compile(r'data-(\d{5})-of-(\d{5})\.arrow')
@@ -415,6 +415,13 @@ def embed_shard(
     return len(values), time.monotonic()-t0
 
 # %% ../nbs/07_arrow.ipynb #3ca2db55
+FAULT_ENV = 'IMGPREP_ARROW_FAULT'
+
+def _stall(parent:int):
+    "Test hook: hold the shard just taken, doing nothing, until killed or orphaned."
+    while os.getppid() == parent: time.sleep(0.05)
+    os._exit(1)
+
 def _worker(rank:int, device:str, spec:EmbedSpec, threads:int, tasks, results):
     "Body of one worker process: load the model, report ready, embed shards from `tasks` until None."
     signal.signal(signal.SIGINT, signal.SIG_IGN) # Ctrl-C is the parent's to handle: it stops the workers
@@ -424,12 +431,14 @@ def _worker(rank:int, device:str, spec:EmbedSpec, threads:int, tasks, results):
     try: embedder = spec.load(device)
     except Exception as e: return results.put(('failed', rank, None, one_line(e)))
     results.put(('ready', rank, None, dict(pid=os.getpid(), meta=embedder.metadata())))
-    opened = {}
+    opened,taken = {},0
     while os.getppid() == parent: # an orphan (its parent SIGKILLed) stops instead of working unobserved
         try: task = tasks.get(timeout=1)
         except queue.Empty: continue
         if task is None: break
+        taken += 1
         results.put(('start', rank, task.key, None))
+        if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
         try: results.put(('done', rank, task.key, embed_shard(embedder, task, opened)))
         except Exception as e: return results.put(('failed', rank, task.key, one_line(e)))
     embedder.close()
@@ -605,6 +614,11 @@ def _prepare(out:Path, plans:list, run:dict)->tuple[dict, list]:
         pending += todo
     return state,pending
 
+def _recount(d:Path, plan:SplitPlan, run:dict):
+    "Rewrite the split's metadata in `d` to count its complete .npy files (after a failed run, its workers stopped)."
+    done = sum(shard_done(t.out, t.rows, run['embedding_dim'], run['dtype']) for t in shard_tasks(plan, d, run['column'], run['dtype']))
+    atomic_write_json(d/META_NAME, split_metadata(plan, run, done))
+
 # %% ../nbs/07_arrow.ipynb #647f22c4
 def embed_arrow(
     dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot)
@@ -634,24 +648,28 @@ def embed_arrow(
     column = column or ('image' if kind == 'image' else 'text')
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
     devices = worker_devices(device, workers, num_gpus)
-    out = Path(output_dir)
-    with (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads) as pool:
-        run = dict(dataset_name=dataset_name or Path(dataset_dir).resolve().name, **pool.metadata,
-                   num_gpus=sum(d.startswith('cuda') for d in devices), num_workers=len(devices), kind=kind, column=column,
-                   dtype=store_dtype, imgprep_version=__version__)
-        state,tasks = _prepare(out, plans, run)
-        total,ready = sum(p.num_shards for p in plans),sum(c for _,c in state.values())
-        t1,last = time.monotonic(),''
-        prog = Progress(every=1 if progress else 0, describe=lambda: last)
-        def done(task, worker, rows, secs):
-            nonlocal ready, last
-            plan,ready = state[task.split][0],ready+1
-            state[task.split][1] += 1
-            atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, state[task.split][1]))
-            last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {ready}/{total} shards'
-            prog.tick(rows)
-        pool.run(tasks, done)
-        secs = time.monotonic()-t1
+    out,state = Path(output_dir),{}
+    try:
+        with (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads) as pool:
+            run = dict(dataset_name=dataset_name or Path(dataset_dir).resolve().name, **pool.metadata,
+                       num_gpus=sum(d.startswith('cuda') for d in devices), num_workers=len(devices), kind=kind, column=column,
+                       dtype=store_dtype, imgprep_version=__version__)
+            state,tasks = _prepare(out, plans, run)
+            total,ready = sum(p.num_shards for p in plans),sum(c for _,c in state.values())
+            t1,last = time.monotonic(),''
+            prog = Progress(every=1 if progress else 0, describe=lambda: last)
+            def done(task, worker, rows, secs):
+                nonlocal ready, last
+                plan,ready = state[task.split][0],ready+1
+                state[task.split][1] += 1
+                atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, state[task.split][1]))
+                last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {ready}/{total} shards'
+                prog.tick(rows)
+            pool.run(tasks, done)
+            secs = time.monotonic()-t1
+    except BaseException:
+        for plan,_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final
+        raise
     return dict(splits=len(plans), shards=total, shards_skipped=total-len(tasks), shards_embedded=len(tasks),
                 samples=sum(p.num_samples for p in plans), samples_embedded=prog.n, workers=len(devices),
                 samples_per_s=round(prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
