@@ -526,13 +526,18 @@ def _identity(x): return x
 # %% ../nbs/03_encoders.ipynb #55bfa9de
 def host_copy(
     out:torch.Tensor, # A model output, on any device
-)->tuple: # (float32 CPU tensor, CUDA event to wait on before reading it, or None)
+)->Callable: # Call it to wait for the copy and get the float32 CPU tensor
     "Start copying `out` to the CPU as float32 without waiting for the GPU."
-    if out.device.type != 'cuda': return out.float().cpu(), None
+    if out.device.type != 'cuda':
+        host = out.float().cpu()
+        return lambda: host
     host = out.float().to('cpu', non_blocking=True)  # lands in pinned memory
     copied = torch.cuda.Event()
     copied.record()
-    return host, copied
+    def wait():
+        copied.synchronize()
+        return host
+    return wait
 
 def overlapped(
     batches:Iterable, # Batches, in order
@@ -567,14 +572,13 @@ def encode_image_files(
     nw = default_workers() if num_workers is None else num_workers
     loader = torch.utils.data.DataLoader(ImageFiles(paths, prepare, batch_size, window), batch_size=None, num_workers=nw,
                                          collate_fn=_identity, pin_memory=encoder.device.type == 'cuda')
-    def start(b:ImageBatch): return b, *(host_copy(encoder.launch(b.pixels)) if b.pixels is not None else (None, None))
-    def finish(b:ImageBatch, out:torch.Tensor|None, copied):
+    def start(b:ImageBatch): return b, (host_copy(encoder.launch(b.pixels)) if b.pixels is not None else None)
+    def finish(b:ImageBatch, output:Callable|None):
         for i,msg in b.errors:
             logger.warning(f'{encoder.kind}: {msg}')
             yield i, None, msg
-        if out is None: return
-        if copied is not None: copied.synchronize()
-        for i,info,(arr,why) in zip(b.indices, b.infos, encoder.check(out)):
+        if output is None: return
+        for i,info,(arr,why) in zip(b.indices, b.infos, encoder.check(output())):
             if arr is None: logger.warning(f'{encoder.kind}: {paths[i]}: refused: {why}')
             yield i, arr, (info if arr is not None else f'{paths[i]}: refused: {why}')
     yield from overlapped(loader, start, finish)
@@ -590,9 +594,8 @@ def encode_captions(
     captions = list(captions)
     def start(s:int):
         t = encoder.tokens(captions[s:s+batch_size])
-        return s, *host_copy(encoder.launch(t)), t['attention_mask'].numpy().astype(np.uint8)
-    def finish(s:int, out:torch.Tensor, copied, masks:np.ndarray):
-        if copied is not None: copied.synchronize()
-        hidden = encoder._refusals(encoder.check(out), names[s:s+len(masks)] if names else None)
+        return s, host_copy(encoder.launch(t)), t['attention_mask'].numpy().astype(np.uint8)
+    def finish(s:int, output:Callable, masks:np.ndarray):
+        hidden = encoder._refusals(encoder.check(output()), names[s:s+len(masks)] if names else None)
         for j,(h,m) in enumerate(zip(hidden, masks)): yield s+j, h, m
     yield from overlapped(range(0, len(captions), batch_size), start, finish)
