@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import codecs, hashlib, json, logging, os, shutil, sys, time, unicodedata, uuid
+import codecs, fcntl, hashlib, json, logging, os, shutil, sys, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ __all__ = ['logger', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK
            'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
            'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
            'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'load_npy', 'iter_jsonl', 'dumps_record', 'free_gb',
-           'check_free_disk']
+           'check_free_disk', 'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -358,3 +358,17 @@ def check_free_disk(
         raise DiskSpaceError(f'{path}: {free:.1f} GB free, {min_free_gb:g} GB needed (--min-free-gb); '
                              'free some space, write elsewhere with --output-base-dir, or lower --min-free-gb')
     return free
+
+# %% ../nbs/00_core.ipynb #0e10f077
+@contextmanager
+def exclusive_dir(
+    d:str|Path, # An existing directory
+    command:str, # The command that wants it, named in the refusal
+):
+    "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once if another run holds it."
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError: raise ImgprepError(f'{d}: another {command} run is using it; wait for it to finish') from None
+        yield Path(d)
+    finally: os.close(fd)
