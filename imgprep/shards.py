@@ -15,8 +15,8 @@ import numpy as np
 import orjson
 
 from . import __version__
-from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, atomic_write_bytes,
-                          atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
+from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, UnreadableFile, atomic_write_bytes,
+                          atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
 from .buckets import bucket_name, parse_bucket
 
 # %% auto #0
@@ -364,15 +364,16 @@ def add_sample(
     layout:Stage2Layout,
 )->str|None: # None when added, else why it was not
     "Append the five members of `sample` to `shard`."
-    fds = []
+    opened = []
     try:
-        for k,d in _npy_dirs(layout).items(): fds.append(os.open(os.path.join(d, sample.image_id + '.npy'), os.O_RDONLY))
+        try:
+            for d in _npy_dirs(layout).values(): opened.append(open_regular(os.path.join(d, sample.image_id + '.npy')))
+        except UnreadableFile as e: return str(e)
         return shard.add([(f'{key}.json', sample_json(sample.record), None)] +
-                         [(f'{key}.{ext}', (fd, os.fstat(fd).st_size), _CHECKS[k]) for (k,ext),fd in zip(NPY_MEMBERS.items(), fds)] +
+                         [(f'{key}.{ext}', fd_size, _CHECKS[k]) for (k,ext),fd_size in zip(NPY_MEMBERS.items(), opened)] +
                          [(f'{key}.t5m.npy', mask_npy(sample.record['t5_attention_mask']), None)])
-    except OSError as e: return f'cannot read {e.filename}: {e.strerror}'
     finally:
-        for fd in fds: os.close(fd)
+        for fd,_ in opened: os.close(fd)
 
 # %% ../nbs/05_shards.ipynb #c6943a06
 MANIFEST_NAME = 'manifest.json'
@@ -538,6 +539,16 @@ class _ShardRun:
             for f in self.commits: f.result()
         finally: self.pool.shutdown()
 
+    def write(self, groups:dict, done:dict):
+        "Write every bucket after its `done` shards and wait for the commits; an OS error (a full disk) names the output."
+        try:
+            try:
+                for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
+            finally: self.wait()
+        except OSError as e:
+            e.filename = e.filename or str(self.out)
+            raise
+
 # %% ../nbs/05_shards.ipynb #ae80ac5d
 def resumable(
     old:EarlierRun, # What `check_existing` found
@@ -607,9 +618,7 @@ def write_shards(
         if done: logger.info(f'{out}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
         else: run.journal.start(flags, source)
         (out/MANIFEST_NAME).unlink(missing_ok=True)
-        try:
-            for b,g in groups.items(): run.write_bucket(b, g, done.get(b, []))
-        finally: run.wait()
+        run.write(groups, done)
         _remove_unplanned(out, run.entries)
         counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
         atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, members=list(MEMBERS),
