@@ -17,10 +17,11 @@ import orjson
 # %% auto #0
 __all__ = ['logger', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN', 'ImgprepError', 'ImageIdError',
            'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters', 'os_error_line',
-           'run_cli', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout',
-           'ids_in_dir', 'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
-           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular',
-           'read_regular', 'load_npy', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'exclusive_dir']
+           'run_cli', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
+           'Stage2Layout', 'ids_in_dir', 'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps',
+           'atomic_writer', 'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside',
+           'open_regular', 'read_regular', 'load_npy', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk',
+           'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -97,16 +98,29 @@ def run_cli(
     if failed is not None and failed(counters): sys.exit(1)
 
 # %% ../nbs/00_core.ipynb #c3f5884a
+def format_duration(
+    s:float, # Seconds
+)->str:
+    "A short duration: `45s`, `3m20s`, `2h05m`."
+    s = int(round(s))
+    return f'{s}s' if s < 60 else f'{s//60}m{s%60:02d}s' if s < 3600 else f'{s//3600}h{s%3600//60:02d}m'
+
 class Progress:
-    "Print `describe()` plus the rate every `every` ticks."
+    "Report `describe()` with the rate (and time left) every `every` ticks and every `seconds`, or as a tqdm bar on a terminal."
     def __init__(self,
-                 every:int=500, # Print a line every this many ticks (0: never)
+                 every:int=500, # Report every this many ticks (0: never report)
                  describe:Callable=None, # Returns the message; default `'{n} done'`
                  out:Callable=print, # Where lines go
-                 clock:Callable=time.monotonic): # Time source, injectable for tests
-        self.every,self.out,self.clock = every,out,clock
+                 clock:Callable=time.monotonic, # Time source, injectable for tests
+                 seconds:float=10, # Also report when this long has passed since the last report (0: by count only)
+                 total:int|None=None, # Ticks expected in all, for the time left
+                 bar:bool|None=False): # A tqdm bar on stderr instead of lines; None: when stderr is a terminal
+        self.every,self.out,self.clock,self.seconds,self.total = every,out,clock,seconds,total
         self.describe = describe or (lambda: f'{self.n} done')
         self.n,self.start = 0,clock()
+        self.last = self.start
+        if bar is None: bar = every > 0 and sys.stderr.isatty()
+        self.bar = _tqdm(total=total, file=sys.stderr, dynamic_ncols=True) if bar else None
 
     @property
     def rate(self)->float:
@@ -114,18 +128,32 @@ class Progress:
         return self.n/max(self.clock()-self.start, 1e-9)
 
     def line(self)->str:
-        "The message and the rate so far."
-        return f'{self.describe()} rate={self.rate:.1f}/s'
+        "The message, the rate so far and, with a `total`, the time left."
+        rate = self.rate
+        left = f' eta={format_duration((self.total-self.n)/rate)}' if self.total and rate > 0 and self.n <= self.total else ''
+        return f'{self.describe()} rate={rate:.1f}/s{left}'
 
     def tick(self,
              n:int=1, # Items done since the last tick
             )->str|None: # The line, when one was printed
-        "Count `n` items; print and return the line when a multiple of `every` is crossed."
+        "Count `n` items; report when a multiple of `every` is crossed or `seconds` have passed since the last report."
         before,self.n = self.n,self.n+n
-        if self.every and self.n//self.every > before//self.every:
+        if self.bar is not None: self.bar.update(n); self.bar.set_description(self.describe(), refresh=False); return None
+        if not self.every: return None
+        now = self.clock()
+        if self.n//self.every > before//self.every or (self.seconds and now - self.last >= self.seconds):
+            self.last = now
             s = self.line()
             self.out(s)
             return s
+
+    def close(self):
+        "Close the bar, if there is one."
+        if self.bar is not None: self.bar.close()
+
+def _tqdm(**kw):
+    from tqdm.auto import tqdm  # imported only where a bar is wanted
+    return tqdm(**kw)
 
 # %% ../nbs/00_core.ipynb #09cf1f08
 def validate_image_id(

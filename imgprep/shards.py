@@ -614,11 +614,12 @@ def write_shards(
     with exclusive_dir(out, 'imgprep_shard'):
         done = resumable(check_existing(out, flags, overwrite), source, groups) if not overwrite else {}
         run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL))
-        run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written')
+        run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
         if done: logger.info(f'{out}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
         else: run.journal.start(flags, source)
         (out/MANIFEST_NAME).unlink(missing_ok=True)
-        run.write(groups, done)
+        try: run.write(groups, done)
+        finally: run.prog.close()
         _remove_unplanned(out, run.entries)
         counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
         atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, members=list(MEMBERS),
