@@ -55,6 +55,10 @@ def decode_sample(
     return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
             **{a: load_npy_bytes(sample[f'{a}.npy']) for a in ARRAYS}}
 
+# %% ../nbs/06_loader.ipynb #5a772fdc
+import os
+from .core import open_regular
+
 # %% ../nbs/06_loader.ipynb #66e4288f
 def _tar_int(field:bytes)->int:
     "A numeric tar header field: octal text, or GNU base-256 when the high bit is set."
@@ -64,12 +68,14 @@ def _tar_int(field:bytes)->int:
 def tar_members(
     path:str|Path, # A tar file
 )->Iterator: # (name, bytes) of each regular file, in order
-    "The regular files of an uncompressed tar, read sequentially with large reads."
-    with open(path, 'rb', buffering=1<<20) as f:
+    "The regular files of an uncompressed tar, read sequentially with large reads; a size beyond the file's end is refused before any read."
+    fd,total = open_regular(path)
+    with os.fdopen(fd, 'rb', buffering=1<<20) as f:
         long_name = None
         while len(h := f.read(BLOCK)) == BLOCK and h.count(0) != BLOCK:
             if _tar_int(h[148:156]) != sum(h[:148]) + 256 + sum(h[156:]): raise ValueError(f'{path}: bad tar header checksum at byte {f.tell()-BLOCK}')
             size,kind = _tar_int(h[124:136]),h[156:157]
+            if size > total - f.tell(): raise ValueError(f'{path}: truncated, or a bad header: the member at byte {f.tell()-BLOCK} claims {size} bytes, more than the file holds')
             data = f.read(size)
             if len(data) < size: raise ValueError(f'{path}: truncated in a member at byte {f.tell()-len(data)}')
             f.read(-size % BLOCK)
