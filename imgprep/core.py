@@ -325,7 +325,7 @@ def too_deep(
     limit:int=MAX_JSON_DEPTH, # Deepest nesting allowed
 )->bool:
     "True when `rec` nests objects and arrays more than `limit` deep (walked only when `raw` has that many brackets)."
-    if raw.count(b'[') + raw.count(b'{') <= limit: return False
+    if np.count_nonzero((np.frombuffer(raw, np.uint8) | 0x20) == ord('{')) <= limit: return False # `[` is `{` less bit 5
     stack = [(rec, 1)]
     while stack:
         o,d = stack.pop()
