@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import codecs, hashlib, json, logging, os, shutil, sys, time, unicodedata, uuid
+import codecs, errno, fcntl, hashlib, json, logging, os, shutil, stat, sys, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,11 +16,12 @@ import orjson
 
 # %% auto #0
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN',
-           'MAX_JSON_DEPTH', 'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'setup_logging',
-           'format_counters', 'run_cli', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
-           'Stage2Layout', 'ids_in_dir', 'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps',
-           'atomic_writer', 'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'load_npy',
-           'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk']
+           'MAX_JSON_DEPTH', 'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile',
+           'setup_logging', 'format_counters', 'os_error_line', 'run_cli', 'format_duration', 'Progress',
+           'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
+           'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
+           'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -34,6 +35,10 @@ class KeyCollisionError(ImgprepError, ValueError):
 
 class DiskSpaceError(ImgprepError, OSError):
     "Less free disk than the run was told to keep."
+
+class UnreadableFile(ImgprepError):
+    "A path that may not be read: missing, unreadable, not a regular file, outside its root, or too large."
+    def __init__(self, reason:str, msg:str): super().__init__(msg); self.reason = reason
 
 # %% ../nbs/00_core.ipynb #d58596ab
 logger = logging.getLogger('imgprep')
@@ -58,6 +63,18 @@ def format_counters(
     return ' '.join(f'{k}={v}' for k,v in counters.items())
 
 # %% ../nbs/00_core.ipynb #1d8991b2
+_OS_HINTS = {errno.ENOSPC: 'free some space, then run the same command again: it goes on from where it stopped',
+             errno.EROFS: 'that filesystem is read-only; write somewhere else',
+             errno.EACCES: 'no permission; fix the permissions or write somewhere else'}
+_OS_HINTS[errno.EDQUOT], _OS_HINTS[errno.EPERM] = _OS_HINTS[errno.ENOSPC], _OS_HINTS[errno.EACCES]
+
+def os_error_line(
+    e:OSError, # What the operating system refused
+)->str:
+    "One line for an `OSError`: the file, what went wrong and, for the usual causes, what to do."
+    hint = _OS_HINTS.get(e.errno)
+    return (f'{e.filename}: ' if e.filename else '') + (e.strerror or str(e)) + (f'; {hint}' if hint else '')
+
 def run_cli(
     name:str, # Command name, used as the prefix of error lines
     fn:Callable, # Plain function returning a dict of counters
@@ -65,11 +82,14 @@ def run_cli(
     failed:Callable=None, # `failed(counters)` -> True makes the exit status 1
     **kwargs, # Passed to `fn`
 ):
-    "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError`."
+    "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError` or `OSError`."
     setup_logging()
     try: counters = fn(*args, **kwargs)
     except (ImgprepError, FileExistsError, FileNotFoundError) as e:
         print(f'{name}: error: {e}', file=sys.stderr)
+        sys.exit(2)
+    except OSError as e:
+        print(f'{name}: error: {os_error_line(e)}', file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print(f'{name}: interrupted', file=sys.stderr)
@@ -78,16 +98,29 @@ def run_cli(
     if failed is not None and failed(counters): sys.exit(1)
 
 # %% ../nbs/00_core.ipynb #c3f5884a
+def format_duration(
+    s:float, # Seconds
+)->str:
+    "A short duration: `45s`, `3m20s`, `2h05m`."
+    s = int(round(s))
+    return f'{s}s' if s < 60 else f'{s//60}m{s%60:02d}s' if s < 3600 else f'{s//3600}h{s%3600//60:02d}m'
+
 class Progress:
-    "Print `describe()` plus the rate every `every` ticks."
+    "Report `describe()` with the rate (and time left) every `every` ticks and every `seconds`, or as a tqdm bar on a terminal."
     def __init__(self,
-                 every:int=500, # Print a line every this many ticks (0: never)
+                 every:int=500, # Report every this many ticks (0: never report)
                  describe:Callable=None, # Returns the message; default `'{n} done'`
                  out:Callable=print, # Where lines go
-                 clock:Callable=time.monotonic): # Time source, injectable for tests
-        self.every,self.out,self.clock = every,out,clock
+                 clock:Callable=time.monotonic, # Time source, injectable for tests
+                 seconds:float=10, # Also report when this long has passed since the last report (0: by count only)
+                 total:int|None=None, # Ticks expected in all, for the time left
+                 bar:bool|None=False): # A tqdm bar on stderr instead of lines; None: when stderr is a terminal
+        self.every,self.out,self.clock,self.seconds,self.total = every,out,clock,seconds,total
         self.describe = describe or (lambda: f'{self.n} done')
         self.n,self.start = 0,clock()
+        self.last = self.start
+        if bar is None: bar = every > 0 and sys.stderr.isatty()
+        self.bar = _tqdm(total=total, file=sys.stderr, dynamic_ncols=True) if bar else None
 
     @property
     def rate(self)->float:
@@ -95,18 +128,32 @@ class Progress:
         return self.n/max(self.clock()-self.start, 1e-9)
 
     def line(self)->str:
-        "The message and the rate so far."
-        return f'{self.describe()} rate={self.rate:.1f}/s'
+        "The message, the rate so far and, with a `total`, the time left."
+        rate = self.rate
+        left = f' eta={format_duration((self.total-self.n)/rate)}' if self.total and rate > 0 and self.n <= self.total else ''
+        return f'{self.describe()} rate={rate:.1f}/s{left}'
 
     def tick(self,
              n:int=1, # Items done since the last tick
             )->str|None: # The line, when one was printed
-        "Count `n` items; print and return the line when a multiple of `every` is crossed."
+        "Count `n` items; report when a multiple of `every` is crossed or `seconds` have passed since the last report."
         before,self.n = self.n,self.n+n
-        if self.every and self.n//self.every > before//self.every:
+        if self.bar is not None: self.bar.update(n); self.bar.set_description(self.describe(), refresh=False); return None
+        if not self.every: return None
+        now = self.clock()
+        if self.n//self.every > before//self.every or (self.seconds and now - self.last >= self.seconds):
+            self.last = now
             s = self.line()
             self.out(s)
             return s
+
+    def close(self):
+        "Close the bar, if there is one."
+        if self.bar is not None: self.bar.close()
+
+def _tqdm(**kw):
+    from tqdm.auto import tqdm  # imported only where a bar is wanted
+    return tqdm(**kw)
 
 # %% ../nbs/00_core.ipynb #09cf1f08
 NAME_MAX = 255 # Bytes in one file name on ext4, XFS, btrfs and most other file systems
@@ -264,17 +311,24 @@ def atomic_writer(
     "Open a temporary beside `path`; on success flush, fsync and rename it to `path`, on error remove it."
     path = Path(path)
     tmp = temp_path(path)
-    f = open(tmp, mode, **open_kw)
+    try: f = open(tmp, mode, **open_kw)
+    except OSError as e: raise _naming(e, path, tmp)
     try:
         yield f
         f.flush()
         os.fsync(f.fileno())
         f.close()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         f.close()
         tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError): _naming(e, path, tmp)
         raise
+
+def _naming(e:OSError, path:Path, tmp:Path)->OSError:
+    "Name the final file, not its temporary, in an error about writing it (a disk full, a read-only folder)."
+    if e.filename in (None, str(tmp)): e.filename = str(path)
+    return e
 
 # %% ../nbs/00_core.ipynb #b0d0e1aa
 def atomic_write_bytes(
@@ -310,11 +364,48 @@ def atomic_copy(
     with open(src, 'rb') as i, atomic_writer(dst) as o: shutil.copyfileobj(i, o, bufsize)
     return Path(dst)
 
+# %% ../nbs/00_core.ipynb #ec5f2e71
+def is_inside(
+    path:str|Path, # Any path
+    root:str|Path, # The directory it must stay in
+)->bool:
+    "True when `path`, with every symbolic link resolved, lies inside `root` (also resolved)."
+    real,top = os.path.realpath(path),os.path.realpath(root)
+    return os.path.commonpath([real, top]) == top
+
+def open_regular(
+    path:str|Path, # File to open for reading
+    root:str|Path|None=None, # When given, the file's real path (links resolved) must lie inside it
+    max_bytes:int|None=None, # When given, larger files are refused
+)->tuple: # (file descriptor, size in bytes); the caller closes the descriptor
+    "Open `path` for reading if it is a regular file inside `root` of at most `max_bytes`, else raise `UnreadableFile`."
+    path = os.fspath(path)
+    if root is not None and not is_inside(path, root):
+        raise UnreadableFile('outside_root', f'{path}: resolves to {os.path.realpath(path)}, outside {root}')
+    try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
+    except OSError as e: raise UnreadableFile('missing' if e.errno == errno.ENOENT else 'unreadable', f'{path}: {e.strerror}') from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode): why = 'not_regular', f'{path}: not a regular file'
+    elif max_bytes is not None and st.st_size > max_bytes: why = 'too_large', f'{path}: {st.st_size} bytes, more than the {max_bytes} allowed'
+    else: return fd, st.st_size
+    os.close(fd)
+    raise UnreadableFile(*why)
+
+def read_regular(
+    path:str|Path, # File to read
+    root:str|Path|None=None, # See `open_regular`
+    max_bytes:int|None=None, # See `open_regular`
+)->bytes:
+    "The bytes of `path`, under the rules of `open_regular`."
+    fd,size = open_regular(path, root, max_bytes)
+    with os.fdopen(fd, 'rb') as f: return f.read()
+
 def load_npy(
     path:str|Path, # A `.npy` file
 )->np.ndarray:
-    "Load a `.npy`, never unpickling objects."
-    return np.load(path, allow_pickle=False)
+    "Load a `.npy` (a regular file: see `open_regular`), never unpickling objects."
+    fd,_ = open_regular(path)
+    with os.fdopen(fd, 'rb') as f: return np.load(f, allow_pickle=False)
 
 # %% ../nbs/00_core.ipynb #c20934fe
 MAX_JSON_DEPTH = 64 # Deepest nesting of objects and arrays a record may have
@@ -380,3 +471,17 @@ def check_free_disk(
         raise DiskSpaceError(f'{path}: {free:.1f} GB free, {min_free_gb:g} GB needed (--min-free-gb); '
                              'free some space, write elsewhere with --output-base-dir, or lower --min-free-gb')
     return free
+
+# %% ../nbs/00_core.ipynb #0e10f077
+@contextmanager
+def exclusive_dir(
+    d:str|Path, # An existing directory
+    command:str, # The command that wants it, named in the refusal
+):
+    "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once if another run holds it."
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError: raise ImgprepError(f'{d}: another {command} run is using it; wait for it to finish') from None
+        yield Path(d)
+    finally: os.close(fd)

@@ -15,16 +15,18 @@ import numpy as np
 import orjson
 
 from . import __version__
-from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, atomic_write_json,
-                          check_embedding, iter_jsonl, logger, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
+from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, UnreadableFile, atomic_write_bytes,
+                          atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
 from .buckets import bucket_name, parse_bucket
 
 # %% auto #0
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'NPY_MEMBERS', 'MEMBERS', 'JSON_FIELDS', 'CHUNK_SIZE', 'MAX_WARNINGS',
-           'MANIFEST_NAME', 'tar_header', 'mask_npy', 'sample_json', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'TarStream', 'ShardFile', 'mask_problem', 'not_ready', 'Sample', 'Scan', 'scan_stage2',
-           'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'add_sample', 'existing_shards',
-           'check_existing', 'write_shards', 'main']
+           'SPLITS', 'MANIFEST_NAME', 'RUN_JOURNAL', 'ENCODERS_NAME', 'tar_header', 'mask_npy', 'sample_json',
+           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'TarStream', 'ShardFile', 'mask_problem',
+           'not_ready', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
+           'shard_sizes', 'shard_path', 'add_sample', 'existing_shards', 'run_flags', 'flags_difference',
+           'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'check_existing', 'resumable',
+           'stage2_encoders', 'write_shards', 'main']
 
 # %% ../nbs/05_shards.ipynb #e41fa211
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -292,15 +294,18 @@ def scan_stage2(
     existing = {k: layout.existing_ids(k) for k in EMBEDDING_DIRS}
     for k,ids in existing.items():
         if not ids: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
-    samples,reasons,bad = [],Counter(),Counter()
+    samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
     for line,rec in iter_jsonl(jsonl, bad):
-        if why := not_ready(rec, existing):
+        if (why := not_ready(rec, existing)) is None and rec['image_id'] in seen:
+            why = 'duplicate_image_id', f"image_id {rec['image_id']!r} is already used by line {seen[rec['image_id']]}"
+        if why:
             reasons[why[0]] += 1
             if sum(reasons.values()) <= MAX_WARNINGS: logger.warning(f'{jsonl}:{line}: skipped: {why[1]}')
             continue
         samples.append(Sample(line, rec['image_id'], rec['aspect_bucket'], rec))
+        seen[rec['image_id']] = line
         prog.tick()
     if bad['malformed_lines']: reasons['malformed_line'] = bad['malformed_lines']
     skipped = sum(reasons.values())
@@ -308,15 +313,22 @@ def scan_stage2(
     return Scan(samples, dict(total_records=len(samples)+skipped, ready_records=len(samples), skipped_incomplete=skipped), reasons)
 
 # %% ../nbs/05_shards.ipynb #e9ab2bda
+SPLITS = ('train', 'val')
+
+def record_split(rec:dict)->str:
+    "The split a record belongs to: its `split` field, 'train' when it has none."
+    return rec.get('split', 'train')
+
 def select_samples(
     samples:list, # Ready samples in JSONL order
     buckets:list|None=None, # Keep only these buckets
     shuffle:bool=False, # Shuffle (before the limit)
     seed:int=42, # Shuffle seed
     limit:int|None=None, # Keep at most this many, in all
+    split:str|None=None, # Keep only this split ('train' or 'val'; see `record_split`)
 )->list:
-    "The samples to write: bucket filter, then seeded shuffle, then limit."
-    keep = [s for s in samples if not buckets or s.bucket in buckets]
+    "The samples to write: bucket and split filters, then seeded shuffle, then limit."
+    keep = [s for s in samples if (not buckets or s.bucket in buckets) and (split is None or record_split(s.record) == split)]
     if shuffle: random.Random(seed).shuffle(keep)
     return keep if limit is None else keep[:limit]
 
@@ -352,40 +364,124 @@ def add_sample(
     layout:Stage2Layout,
 )->str|None: # None when added, else why it was not
     "Append the five members of `sample` to `shard`."
-    fds = []
+    opened = []
     try:
-        for k,d in _npy_dirs(layout).items(): fds.append(os.open(os.path.join(d, sample.image_id + '.npy'), os.O_RDONLY))
+        try:
+            for d in _npy_dirs(layout).values(): opened.append(open_regular(os.path.join(d, sample.image_id + '.npy')))
+        except UnreadableFile as e: return str(e)
         return shard.add([(f'{key}.json', sample_json(sample.record), None)] +
-                         [(f'{key}.{ext}', (fd, os.fstat(fd).st_size), _CHECKS[k]) for (k,ext),fd in zip(NPY_MEMBERS.items(), fds)] +
+                         [(f'{key}.{ext}', fd_size, _CHECKS[k]) for (k,ext),fd_size in zip(NPY_MEMBERS.items(), opened)] +
                          [(f'{key}.t5m.npy', mask_npy(sample.record['t5_attention_mask']), None)])
-    except OSError as e: return f'cannot read {e.filename}: {e.strerror}'
     finally:
-        for fd in fds: os.close(fd)
+        for fd,_ in opened: os.close(fd)
 
 # %% ../nbs/05_shards.ipynb #c6943a06
 MANIFEST_NAME = 'manifest.json'
+RUN_JOURNAL = '.imgprep_shard_run.jsonl'
+ENCODERS_NAME = 'encoders.json'
 
 def existing_shards(output_dir:str|Path)->list:
     "Finished shards under `output_dir` (temporaries never match `shard-*.tar`)."
     return sorted(Path(output_dir).glob('bucket_*/shard-*.tar'))
 
+def run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split)->dict:
+    "The flags that decide which shards a run writes, as its journal and manifest record them."
+    return dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle,
+                seed=seed, buckets=buckets, split=split)
+
+def flags_difference(
+    then:dict, # Flags an earlier run started with
+    now:dict, # Flags of this run
+)->str|None:
+    "The first flag that differs, as `--flag X (earlier run) / Y (this run)`, or None."
+    for k in [*now, *(k for k in then if k not in now)]:
+        if then.get(k) != now.get(k): return f"--{k.replace('_', '-')} {then.get(k)!r} (earlier run) / {now.get(k)!r} (this run)"
+
+def source_identity(path:Path)->dict:
+    "What tells one version of the Stage 2 JSONL from another (Stage 2 replaces it by rename: a new inode)."
+    st = os.stat(path)
+    return dict(ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+# %% ../nbs/05_shards.ipynb #540f7a28
+@dataclass
+class RunJournal:
+    "`<output_dir>/.imgprep_shard_run.jsonl`: the flags a run started with, then one line per shard on disk."
+    path: Path
+
+    def start(self, flags:dict, source:dict):
+        "Begin a run: write the header line atomically, replacing any earlier journal."
+        atomic_write_bytes(self.path, dumps_record(dict(flags=flags, source=source)))
+
+    def add(self, entry:dict):
+        "Append one committed shard's entry and make it durable."
+        with open(self.path, 'ab') as f: f.write(dumps_record(entry)); f.flush(); os.fsync(f.fileno())
+
+    def read(self)->tuple: # (header or None, shard entries)
+        "The header and the entries; a line torn by a kill (the last one) is ignored."
+        try: lines = self.path.read_bytes().split(b'\n')
+        except FileNotFoundError: return None, []
+        recs = []
+        for raw in lines:
+            try: recs.append(orjson.loads(raw))
+            except ValueError: break
+        head = recs[0] if recs and isinstance(recs[0], dict) and isinstance(recs[0].get('flags'), dict) else None
+        return head, [r for r in recs[1:] if isinstance(r, dict)] if head else []
+
+    def remove(self): self.path.unlink(missing_ok=True)
+
+# %% ../nbs/05_shards.ipynb #f76ea93b
+@dataclass
+class EarlierRun:
+    "What an earlier run left in an output directory."
+    state: str # 'none', 'finished', 'unfinished' or 'unknown' (shards with neither manifest nor journal)
+    flags: dict|None = None # The flags it ran with
+    source: dict|None = None # `source_identity` of its JSONL (unfinished runs)
+    entries: list = field(default_factory=list) # Its journaled shards (unfinished runs)
+    clash: Path|None = None # The file that shows it
+
+def _manifest_flags(path:Path)->dict|None:
+    try: return orjson.loads(path.read_bytes()).get('flags')
+    except (ValueError, AttributeError): return None
+
+def earlier_run(
+    output_dir:Path,
+)->EarlierRun:
+    "Tell a finished earlier run (a manifest of the journal's flags, or no journal) from an unfinished one."
+    journal,manifest = RunJournal(output_dir/RUN_JOURNAL),output_dir/MANIFEST_NAME
+    head,entries = journal.read()
+    if head and not (manifest.exists() and _manifest_flags(manifest) == head['flags']):
+        return EarlierRun('unfinished', head['flags'], head.get('source'), entries, journal.path)
+    if manifest.exists(): return EarlierRun('finished', _manifest_flags(manifest), clash=manifest)
+    if old := existing_shards(output_dir)[:1] or [p for p in [journal.path] if p.exists()]: return EarlierRun('unknown', clash=old[0])
+    return EarlierRun('none')
+
 def check_existing(
     output_dir:Path,
+    flags:dict, # This run's `run_flags`
     overwrite:bool, # Replacing is allowed
-)->list: # Existing shards
-    "Raise `FileExistsError` if `output_dir` holds an earlier run's shards or manifest and `overwrite` is off."
-    old = existing_shards(output_dir)
-    if not overwrite and (clash := old[:1] or [p for p in [output_dir/MANIFEST_NAME] if p.exists()]):
-        raise FileExistsError(f'{clash[0]} exists (output of an earlier run); pass --overwrite to replace it, or use another --output-dir')
+)->EarlierRun:
+    "Refuse a finished earlier run (`FileExistsError`) or an unfinished one of other flags (`ImgprepError`) unless `overwrite`."
+    old = earlier_run(output_dir)
+    if overwrite or old.state == 'none': return old
+    if old.state == 'finished':
+        raise FileExistsError(f'{old.clash} exists (output of a finished earlier run); pass --overwrite to replace it, or use another --output-dir')
+    if old.state == 'unknown':
+        raise FileExistsError(f'{old.clash} exists (shards without a manifest or run journal); pass --overwrite to replace them, or use another --output-dir')
+    if diff := flags_difference(old.flags, flags):
+        raise ImgprepError(f'{output_dir}: an unfinished run with other flags is there ({diff}); '
+                           'rerun it with its own flags to finish it, or pass --overwrite to start anew')
     return old
 
 # %% ../nbs/05_shards.ipynb #3a4c3e21
-def _check_args(shard_size, limit, progress_every, buckets)->list|None:
+def _check_args(shard_size, limit, progress_every, buckets, split)->list|None:
     if type(shard_size) is not int or shard_size < 1: raise ImgprepError(f'--shard-size must be a positive integer, not {shard_size!r}')
     if limit is not None and (type(limit) is not int or limit < 0): raise ImgprepError(f'--limit must be 0 or more, not {limit!r}')
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every must be 0 or more, not {progress_every!r}')
+    if split not in (None, *SPLITS): raise ImgprepError(f'--split must be one of {", ".join(SPLITS)}, not {split!r}')
     if isinstance(buckets, str): buckets = [buckets]
     return None if not buckets else sorted({bucket_name(parse_bucket(b)) for b in buckets})
+
+_MANIFEST_KEYS = ('path', 'bucket', 'samples', 'bytes', 'sha256')
 
 @dataclass
 class _ShardRun:
@@ -396,31 +492,44 @@ class _ShardRun:
     shard_size: int
     counts: dict
     prog: Progress
+    journal: RunJournal
     entries: list = field(default_factory=list) # manifest entries of the shards closed so far
     commits: list = field(default_factory=list) # futures of their fsync + rename
     pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
 
-    def finish(self, shard:ShardFile, bucket:str):
-        "Close `shard`, record it, and commit it on the finishing thread."
-        self.entries.append(dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close()))
-        self.commits.append(self.pool.submit(shard.commit))
+    def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int):
+        "Close `shard`, record it, and commit and journal it on the finishing thread."
+        entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
+        self.entries.append(entry)
+        self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid)))
 
-    def write_bucket(self, bucket:str, samples:list):
-        "Fill shards of `shard_size` valid samples from `samples`."
+    def _commit(self, shard:ShardFile, entry:dict):
+        shard.commit()
+        self.journal.add(entry)  # only once the shard is on disk under its final name
+
+    def write_bucket(self,
+                     bucket:str,
+                     samples:list, # The bucket's samples, in order
+                     done:list=(), # Journaled shards of an unfinished run of the same flags, still on disk
+                    ):
+        "Fill shards of `shard_size` valid samples from `samples`, after the shards `done`."
         d = self.out/f'bucket_{bucket}'
         d.mkdir(parents=True, exist_ok=True)
         remove_temps(d)
-        shard,index = None,0
+        self.entries += [{k: e[k] for k in _MANIFEST_KEYS} for e in done]
+        self.counts['skipped_invalid'] += sum(e['invalid'] for e in done)
+        start = done[-1]['consumed'] if done else 0
+        shard,index,invalid = None,len(done),0
         try:
-            for s in samples:
+            for consumed,s in enumerate(samples[start:], start+1):
                 if shard is None: shard = ShardFile(shard_path(self.out, bucket, index))
                 if why := add_sample(shard, s, self.keys[s.image_id], self.layout):
-                    self.counts['skipped_invalid'] += 1
+                    self.counts['skipped_invalid'] += 1; invalid += 1
                     logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
                     continue
                 self.prog.tick()
-                if shard.samples == self.shard_size: self.finish(shard, bucket); shard,index = None,index+1
-            if shard is not None and shard.samples: self.finish(shard, bucket); shard = None
+                if shard.samples == self.shard_size: self.finish(shard, bucket, consumed, invalid); shard,index,invalid = None,index+1,0
+            if shard is not None and shard.samples: self.finish(shard, bucket, len(samples), invalid); shard = None
         finally:
             if shard is not None: shard.abort()
 
@@ -429,6 +538,47 @@ class _ShardRun:
         try:
             for f in self.commits: f.result()
         finally: self.pool.shutdown()
+
+    def write(self, groups:dict, done:dict):
+        "Write every bucket after its `done` shards and wait for the commits; an OS error (a full disk) names the output."
+        try:
+            try:
+                for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
+            finally: self.wait()
+        except OSError as e:
+            e.filename = e.filename or str(self.out)
+            raise
+
+# %% ../nbs/05_shards.ipynb #ae80ac5d
+def resumable(
+    old:EarlierRun, # What `check_existing` found
+    source:dict, # `source_identity` of this run's JSONL
+    groups:dict, # bucket -> samples this run will write
+)->dict: # bucket -> journaled entries to keep, in shard order
+    "The shards an unfinished run of the same flags journaled that are still on disk as written; none if the JSONL changed."
+    if old.state != 'unfinished' or not old.entries: return {}
+    if old.source != source:
+        logger.warning('the Stage 2 JSONL changed since the unfinished run began; rewriting all its shards')
+        return {}
+    out,done,broken = old.clash.parent,{},set()
+    for e in old.entries:
+        b = e.get('bucket')
+        got = done.setdefault(b, [])
+        try: ok = (b in groups and b not in broken and e['path'] == shard_path('', b, len(got)).as_posix()
+                   and os.stat(out/e['path']).st_size == e['bytes'] and all(type(e[k]) is int for k in ('samples', 'consumed', 'invalid')))
+        except (KeyError, TypeError, OSError): ok = False
+        if ok: got.append(e)
+        else: broken.add(b)
+    return {b: es for b,es in done.items() if es}
+
+def stage2_encoders(
+    layout:Stage2Layout,
+)->dict|None:
+    "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
+    p = layout.base/ENCODERS_NAME
+    try: return orjson.loads(p.read_bytes())
+    except FileNotFoundError: return None
+    except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_stage2 on the tree to rewrite it') from None
 
 # %% ../nbs/05_shards.ipynb #0acae256
 def write_shards(
@@ -440,41 +590,56 @@ def write_shards(
     shuffle:bool=False, # Shuffle the ready samples before limiting and sharding
     seed:int=42, # Shuffle seed
     buckets:list|str|None=None, # Only these aspect buckets, such as ['1024x1024'] (or one name)
+    split:str|None=None, # Only records of this split ('train': `split` is 'train' or absent; 'val')
     overwrite:bool=False, # Replace an earlier run's shards instead of raising FileExistsError
     dry_run:bool=False, # Scan and plan, write nothing
     progress_every:int=500, # Progress line every this many ready records, and written samples (0: never)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
-    buckets = _check_args(shard_size, limit, progress_every, buckets)
+    buckets = _check_args(shard_size, limit, progress_every, buckets, split)
     out,layout = Path(output_dir),Stage2Layout(derived_dir)
     jsonl = Path(jsonl) if jsonl else layout.jsonl
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
+    flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split),source_identity(jsonl),stage2_encoders(layout)
     scan = scan_stage2(jsonl, layout, progress_every)
-    groups = group_by_bucket(select_samples(scan.samples, buckets, shuffle, seed, limit))
+    groups = group_by_bucket(select_samples(scan.samples, buckets, shuffle, seed, limit, split))
     keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
-    plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
-    old = check_existing(out, overwrite)
     counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
     for b in buckets or []:
         if b not in groups: logger.warning(f'bucket {b}: no ready samples')
-    if dry_run:
-        for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
-        if old: logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
-        return {**counts, 'written_samples': sum(map(sum, plan.values())), 'written_shards': sum(map(len, plan.values()))}
-    if not groups: logger.warning('no samples to write'); return counts
-    (out/MANIFEST_NAME).unlink(missing_ok=True)
-    prog = Progress(progress_every, lambda: f'progress: {prog.n} samples written')
-    run = _ShardRun(out, layout, keys, shard_size, counts, prog)
-    try:
-        for b,g in groups.items(): run.write_bucket(b, g)
-    finally: run.wait()
-    entries = run.entries
-    for p in set(old) - {out/e['path'] for e in entries}: p.unlink(); logger.info(f'removed {p} (earlier run, not rewritten)')
-    counts.update(written_samples=sum(e['samples'] for e in entries), written_shards=len(entries))
-    flags = dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle, seed=seed, buckets=buckets)
-    atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, members=list(MEMBERS),
-                                             flags=flags, counters=counts, samples=counts['written_samples'], shards=entries))
+    if dry_run or not groups:
+        check_existing(out, flags, overwrite)
+        return _dry_run(out, groups, shard_size, counts) if dry_run else _nothing_to_write(counts)
+    out.mkdir(parents=True, exist_ok=True)
+    with exclusive_dir(out, 'imgprep_shard'):
+        done = resumable(check_existing(out, flags, overwrite), source, groups) if not overwrite else {}
+        run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL))
+        run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
+        if done: logger.info(f'{out}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
+        else: run.journal.start(flags, source)
+        (out/MANIFEST_NAME).unlink(missing_ok=True)
+        try: run.write(groups, done)
+        finally: run.prog.close()
+        _remove_unplanned(out, run.entries)
+        counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
+        atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, members=list(MEMBERS),
+                                                 flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
+        run.journal.remove()
     return counts
+
+def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict)->dict:
+    plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
+    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
+    if old := existing_shards(out): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
+    return {**counts, 'written_samples': sum(map(sum, plan.values())), 'written_shards': sum(map(len, plan.values()))}
+
+def _nothing_to_write(counts:dict)->dict:
+    logger.warning('no samples to write')
+    return counts
+
+def _remove_unplanned(out:Path, entries:list):
+    "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
+    for p in sorted(set(existing_shards(out)) - {out/e['path'] for e in entries}): p.unlink(); logger.info(f'removed {p} (not part of this run)')
 
 # %% ../nbs/05_shards.ipynb #af225402
 def main(argv:list|None=None):
@@ -489,7 +654,8 @@ def main(argv:list|None=None):
     p.add_argument('--shuffle', action='store_true', help='shuffle the ready samples before --limit and sharding')
     p.add_argument('--seed', type=int, default=42, help='shuffle seed (default: %(default)s)')
     p.add_argument('--bucket', dest='buckets', action='append', metavar='WxH', help='only this aspect bucket (repeatable)')
-    p.add_argument('--overwrite', action='store_true', help="replace an earlier run's shards")
+    p.add_argument('--split', choices=SPLITS, help="only this split of the records (records without a split are 'train')")
+    p.add_argument('--overwrite', action='store_true', help="replace a finished earlier run's shards (an unfinished run of the same flags is finished without it)")
     p.add_argument('--dry-run', action='store_true', help='scan and report what would be written; write nothing')
     p.add_argument('--progress-every', type=int, default=500, help='progress line every N ready records (default: %(default)s; 0: never)')
     run_cli('imgprep_shard', write_shards, **vars(p.parse_args(argv)), failed=lambda c: c['written_samples'] == 0)
