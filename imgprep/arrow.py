@@ -25,12 +25,13 @@ from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_stor
 from .images import load_rgb
 
 # %% auto #0
-__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'arrow_rows', 'find_splits',
-           'choose_splits', 'info_shard_lengths', 'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan',
-           'first_mismatch', 'plan_split', 'check_column', 'npy_name', 'shard_done', 'pool_hidden', 'one_line',
-           'TextEmbedder', 'cell_rgb', 'ImageEmbedder', 'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split',
-           'shard_values', 'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata',
-           'check_resumable', 'embed_arrow', 'main']
+__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'arrow_rows', 'read_json',
+           'check_plain_name', 'find_splits', 'choose_splits', 'info_shard_lengths', 'check_shard_lengths',
+           'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan', 'first_mismatch', 'plan_split', 'check_column',
+           'npy_name', 'shard_done', 'pool_hidden', 'one_line', 'TextEmbedder', 'cell_rgb', 'ImageEmbedder',
+           'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split', 'shard_values', 'bad_rows_path', 'shard_bad_rows',
+           'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata', 'check_resumable',
+           'embed_arrow', 'main']
 
 # %% ../nbs/07_arrow.ipynb #d7c0e11d
 SHARD_RE = re.compile(r'data-(\d{5})-of-(\d{5})\.arrow')
@@ -43,6 +44,26 @@ def arrow_rows(
         with pa.memory_map(str(path)) as src: return sum(b.num_rows for b in pa.ipc.open_stream(src))
     except (OSError, pa.ArrowException) as e: raise ImgprepError(f'{path}: not a readable Arrow stream file ({e})') from None
 
+# %% ../nbs/07_arrow.ipynb #c339c952
+def read_json(
+    path:str|Path, # A JSON file a dataset or an earlier run wrote
+    fix:str, # What the user can do about a bad one
+)->dict:
+    "The JSON object in `path`; ImgprepError with one line when it is unreadable, not JSON, or not an object."
+    try: o = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError) as e: raise ImgprepError(f'{path}: not readable JSON ({e}); {fix}') from None
+    if not isinstance(o, dict): raise ImgprepError(f'{path}: holds a JSON {type(o).__name__}, not an object; {fix}')
+    return o
+
+def check_plain_name(
+    name, # A split or file name read from a dataset's JSON
+    source:str|Path, # The file it came from, for the message
+    what:str='split name', # What the name is, for the message
+)->str:
+    "`name` if it is one plain path component (so `folder/name` stays in `folder`), else an ImgprepError."
+    if isinstance(name, str) and name not in ('', '.', '..') and not any(c in name for c in '/\\\0'): return name
+    raise ImgprepError(f'{source}: {what} {name!r} is not a plain file name; fix {Path(source).name}')
+
 # %% ../nbs/07_arrow.ipynb #a099f810
 def find_splits(
     dataset_dir:str|Path, # A dataset folder with one subfolder per split
@@ -50,7 +71,10 @@ def find_splits(
     "Split names of `dataset_dir`: from `dataset_dict.json`, else every subfolder holding `.arrow` files."
     d = Path(dataset_dir)
     if not d.is_dir(): raise ImgprepError(f'{d}: no such dataset directory')
-    if (d/'dataset_dict.json').is_file(): splits = json.loads((d/'dataset_dict.json').read_text())['splits']
+    if (src := d/'dataset_dict.json').is_file():
+        splits = read_json(src, 'fix it or remove it').get('splits')
+        if not isinstance(splits, list): raise ImgprepError(f'{src}: no "splits" list of split names; fix it or remove it')
+        splits = [check_plain_name(s, src) for s in splits]
     else: splits = sorted(p.name for p in d.iterdir() if p.is_dir() and ((p/'state.json').is_file() or any(p.glob('*.arrow'))))
     if not splits: raise ImgprepError(f'{d}: no splits (no dataset_dict.json, no subfolder with state.json or .arrow files)')
     return splits
@@ -73,10 +97,22 @@ def info_shard_lengths(
     "`splits[split].shard_lengths` from the split's `dataset_info.json`, else the dataset's; None when absent."
     for p in (Path(dataset_dir)/split/'dataset_info.json', Path(dataset_dir)/'dataset_info.json'):
         if not p.is_file(): continue
-        infos = json.loads(p.read_text()).get('splits') or {}
-        if isinstance(infos, list): infos = {s.get('name'): s for s in infos}
-        lengths = (infos.get(split) or {}).get('shard_lengths')
-        if lengths: return [int(n) for n in lengths]
+        infos = read_json(p, 'fix it or remove it').get('splits') or {}
+        if isinstance(infos, list): infos = {s.get('name'): s for s in infos if isinstance(s, dict)}
+        entry = infos.get(split) if isinstance(infos, dict) else None
+        lengths = entry.get('shard_lengths') if isinstance(entry, dict) else None
+        if lengths: return check_shard_lengths(lengths, p, split)
+
+def check_shard_lengths(
+    lengths, # `shard_lengths` as read from dataset_info.json
+    path:str|Path, # The file, for the message
+    split:str, # Split name, for the message
+)->list[int]:
+    "`lengths` if it is a list of row counts (whole numbers, none negative), else an ImgprepError."
+    if isinstance(lengths, list) and all(type(n) is int and n >= 0 for n in lengths): return lengths
+    shown = (s[:60]+'...') if len(s := json.dumps(lengths)) > 60 else s
+    raise ImgprepError(f'{path}: shard_lengths of split {split} must be a list of row counts (whole numbers, none negative), '
+                       f'not {shown}; fix it or remove it')
 
 def shard_files(
     split_dir:str|Path, # A split folder
@@ -97,7 +133,11 @@ def data_files(
     "The split's Arrow files in row order: its shard files, else those of `state.json` (none: an empty split), else every `.arrow` by name."
     if files := shard_files(split_dir): return files
     state = Path(split_dir)/'state.json'
-    if state.is_file(): return [Path(split_dir)/f['filename'] for f in json.loads(state.read_text())['_data_files']]
+    if state.is_file():
+        files = read_json(state, 'fix it or save the split again with datasets').get('_data_files')
+        if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+            raise ImgprepError(f'{state}: no "_data_files" list; fix it or save the split again with datasets')
+        return [Path(split_dir)/check_plain_name(f.get('filename'), state, 'file name') for f in files]
     files = sorted(Path(split_dir).glob('*.arrow'))
     if not files: raise ImgprepError(f'{split_dir}: no .arrow files and no state.json')
     return files
@@ -282,7 +322,9 @@ def cell_rgb(
     cell:dict, # An Image cell read with `decode=False`: {'bytes': ..., 'path': ...}
 )->Image.Image: # EXIF-oriented 8-bit RGB
     "Decode an Image cell with `load_rgb`, from its bytes, else from its path."
-    if cell.get('bytes') is None: return load_rgb(cell['path'])
+    if cell.get('bytes') is None:
+        if cell.get('path') is None: raise ImgprepError('an image cell with neither bytes nor a path')
+        return load_rgb(cell['path'])
     try: return load_rgb(io.BytesIO(cell['bytes']))
     except TypeError: raise ImgprepError('not an image PIL can read') from None # load_rgb stats its argument to say why
 
@@ -389,30 +431,50 @@ def open_split(
 def shard_values(
     ds:Dataset, # The split, from `open_split`
     task:ShardTask, # The shard
-)->list: # Strings, or RGB images
-    "The shard's cells ready to embed; ImgprepError naming the first row that is empty or will not decode."
-    out = []
+)->tuple[list, list]: # (strings or RGB images, None for a bad row; [{'row': i, 'why': ...}] for the bad rows)
+    "The shard's cells ready to embed, and the rows (numbered in the split) that are empty or will not decode."
+    out,bad = [],[]
     for i,v in enumerate(ds[task.start:task.stop][task.column], task.start):
-        if v is None: raise ImgprepError(f'{task.key}: row {i} of split {task.split} has no {task.column}')
+        why = f'no {task.column}' if v is None else None
         if isinstance(v, dict):
             try: v = cell_rgb(v)
-            except ImgprepError as e: raise ImgprepError(f'{task.key}: row {i} of split {task.split}: {e}') from None
+            except (ImgprepError, OSError) as e: v,why = None,str(e)
+        if why: bad.append(dict(row=i, why=why))
         out.append(v)
-    return out
+    return out,bad
+
+def bad_rows_path(
+    npy:str|Path, # An output shard
+)->Path:
+    "Where the bad rows of shard `npy` are listed, when it has any."
+    return Path(npy).with_suffix('.bad_rows.json')
+
+def shard_bad_rows(
+    npy:str|Path, # A complete output shard
+)->list:
+    "The bad rows listed beside shard `npy` ([] when it has none)."
+    p = bad_rows_path(npy)
+    if not p.is_file(): return []
+    return read_json(p, f'delete it and {Path(npy).name} to embed the shard again').get('bad_rows', [])
 
 def embed_shard(
     embedder, # A TextEmbedder or ImageEmbedder
     task:ShardTask, # The shard
     opened:dict, # Split name -> open Dataset, filled on first use
-)->tuple[int, float]: # (rows, seconds)
-    "Embed one shard and save its .npy atomically."
+)->tuple[int, float, list]: # (rows, seconds, bad rows)
+    "Embed one shard, zeros in its bad rows; save their list (if any), then the .npy, atomically."
     t0 = time.monotonic()
     if task.split not in opened: opened[task.split] = open_split(task.files, task.column)
-    values = shard_values(opened[task.split], task)
-    arr = to_storage(embedder.embed(values), task.store_dtype)
+    values,bad = shard_values(opened[task.split], task)
+    ok = [i for i,v in enumerate(values) if v is not None]
+    vecs = np.zeros((len(values), embedder.dim), np.float32)
+    vecs[ok] = embedder.embed([values[i] for i in ok])
+    arr = to_storage(vecs, task.store_dtype)
     if arr is None: raise ImgprepError(f'{task.key}: vectors not finite in {task.store_dtype}; store float32')
+    if bad: atomic_write_json(bad_rows_path(task.out), dict(bad_rows=bad))
+    else: bad_rows_path(task.out).unlink(missing_ok=True)
     atomic_save_npy(task.out, arr)
-    return len(values), time.monotonic()-t0
+    return len(values), time.monotonic()-t0, bad
 
 # %% ../nbs/07_arrow.ipynb #3ca2db55
 FAULT_ENV = 'IMGPREP_ARROW_FAULT'
@@ -459,17 +521,17 @@ class InlineWorker:
 
     def run(self,
             tasks:list, # ShardTasks
-            done:Callable): # Called as `done(task, worker, rows, seconds)` after each shard
+            done:Callable): # Called as `done(task, worker, rows, seconds, bad_rows)` after each shard
         "Embed every task in order, on `threads` torch threads if given."
         opened,saved = {},torch.get_num_threads()
         if self.threads: torch.set_num_threads(self.threads)
         try:
             for t in tasks:
-                try: rows,secs = embed_shard(self.embedder, t, opened)
+                try: rows,secs,bad = embed_shard(self.embedder, t, opened)
                 except Exception as e:
                     e.add_note(f'while embedding {t.key}')
                     raise
-                done(t, 0, rows, secs)
+                done(t, 0, rows, secs, bad)
         finally: torch.set_num_threads(saved)
 
     def __exit__(self, *exc): self.embedder.close()
@@ -525,7 +587,7 @@ class WorkerPool:
 
     def run(self,
             tasks:list, # ShardTasks
-            done:Callable): # Called as `done(task, worker, rows, seconds)` after each shard
+            done:Callable): # Called as `done(task, worker, rows, seconds, bad_rows)` after each shard
         "Queue every task, then report each finished shard; ImgprepError naming the shard when a worker fails."
         by_key = {t.key: t for t in tasks}
         for t in tasks: self.tasks.put(t)
@@ -573,12 +635,14 @@ def split_metadata(
     plan:SplitPlan, # The split
     run:dict, # Run-wide fields: dataset_name, model metadata, num_gpus, kind, column, dtype, ...
     completed:int, # Shards whose .npy is complete
+    bad:dict|None=None, # Shard index -> its bad rows, for the complete shards
 )->dict:
     "The split's embedding_metadata.json."
     m = dict(dataset_name=run['dataset_name'], split_name=plan.name, num_samples=plan.num_samples, num_shards=plan.num_shards,
              shards_completed=completed, shard_lengths=list(plan.shard_lengths), embedding_dim=run['embedding_dim'],
              model_id=run['model_id'], num_gpus=run['num_gpus'])
-    return {**m, 'shard_source': plan.source, **{k: v for k,v in run.items() if k not in m}}
+    bad_rows = [r for i in sorted(bad or {}) for r in bad[i]]
+    return {**m, 'shard_source': plan.source, 'bad_rows': bad_rows, **{k: v for k,v in run.items() if k not in m}}
 
 def check_resumable(
     path:str|Path, # An existing (or not) embedding_metadata.json
@@ -586,7 +650,7 @@ def check_resumable(
 ):
     "Refuse to add to an output split made with other settings."
     if not Path(path).is_file(): return
-    old = json.loads(Path(path).read_text())
+    old = read_json(path, f'use another --output-dir or delete {Path(path).parent}')
     for k in RESUME_FIELDS:
         if old.get(k) != meta[k]:
             raise ImgprepError(f'{path}: made with {k}={old.get(k)!r}, this run has {meta[k]!r}; use another --output-dir or delete {Path(path).parent}')
@@ -600,7 +664,7 @@ def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
     return plans
 
 def _prepare(out:Path, plans:list, run:dict)->tuple[dict, list]:
-    "Check earlier outputs, write each split's metadata; return ({split: (plan, completed)}, pending tasks)."
+    "Check earlier outputs, write each split's metadata; return ({split: [plan, completed, bad rows]}, pending tasks)."
     metas = {p.name: split_metadata(p, run, 0) for p in plans}
     for p in plans: check_resumable(out/p.name/META_NAME, metas[p.name])
     state,pending = {},[]
@@ -608,16 +672,17 @@ def _prepare(out:Path, plans:list, run:dict)->tuple[dict, list]:
         d = out/p.name
         d.mkdir(parents=True, exist_ok=True)
         remove_temps(d)
-        todo = [t for t in shard_tasks(p, d, run['column'], run['dtype']) if not shard_done(t.out, t.rows, run['embedding_dim'], run['dtype'])]
-        state[p.name] = [p, p.num_shards-len(todo)]
-        atomic_write_json(d/META_NAME, split_metadata(p, run, state[p.name][1]))
-        pending += todo
+        tasks = shard_tasks(p, d, run['column'], run['dtype'])
+        done = [shard_done(t.out, t.rows, run['embedding_dim'], run['dtype']) for t in tasks]
+        state[p.name] = [p, sum(done), {t.index: shard_bad_rows(t.out) for t,ok in zip(tasks, done) if ok}]
+        atomic_write_json(d/META_NAME, split_metadata(p, run, *state[p.name][1:]))
+        pending += [t for t,ok in zip(tasks, done) if not ok]
     return state,pending
 
 def _recount(d:Path, plan:SplitPlan, run:dict):
     "Rewrite the split's metadata in `d` to count its complete .npy files (after a failed run, its workers stopped)."
-    done = sum(shard_done(t.out, t.rows, run['embedding_dim'], run['dtype']) for t in shard_tasks(plan, d, run['column'], run['dtype']))
-    atomic_write_json(d/META_NAME, split_metadata(plan, run, done))
+    done = [t for t in shard_tasks(plan, d, run['column'], run['dtype']) if shard_done(t.out, t.rows, run['embedding_dim'], run['dtype'])]
+    atomic_write_json(d/META_NAME, split_metadata(plan, run, len(done), {t.index: shard_bad_rows(t.out) for t in done}))
 
 # %% ../nbs/07_arrow.ipynb #647f22c4
 def embed_arrow(
@@ -655,23 +720,27 @@ def embed_arrow(
                        num_gpus=sum(d.startswith('cuda') for d in devices), num_workers=len(devices), kind=kind, column=column,
                        dtype=store_dtype, imgprep_version=__version__)
             state,tasks = _prepare(out, plans, run)
-            total,ready = sum(p.num_shards for p in plans),sum(c for _,c in state.values())
+            total,ready = sum(p.num_shards for p in plans),sum(s[1] for s in state.values())
             t1,last = time.monotonic(),''
             prog = Progress(every=1 if progress else 0, describe=lambda: last)
-            def done(task, worker, rows, secs):
+            def done(task, worker, rows, secs, bad):
                 nonlocal ready, last
                 plan,ready = state[task.split][0],ready+1
                 state[task.split][1] += 1
-                atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, state[task.split][1]))
+                state[task.split][2][task.index] = bad
+                for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
+                if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
+                atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, *state[task.split][1:]))
                 last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {ready}/{total} shards'
                 prog.tick(rows)
             pool.run(tasks, done)
             secs = time.monotonic()-t1
     except BaseException:
-        for plan,_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final
+        for plan,*_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final
         raise
     return dict(splits=len(plans), shards=total, shards_skipped=total-len(tasks), shards_embedded=len(tasks),
-                samples=sum(p.num_samples for p in plans), samples_embedded=prog.n, workers=len(devices),
+                samples=sum(p.num_samples for p in plans), samples_embedded=prog.n,
+                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=len(devices),
                 samples_per_s=round(prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
 
 # %% ../nbs/07_arrow.ipynb #48c0b9e6

@@ -15,13 +15,13 @@ import numpy as np
 import orjson
 
 # %% auto #0
-__all__ = ['logger', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN', 'ImgprepError', 'ImageIdError',
-           'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters', 'os_error_line',
-           'run_cli', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
-           'Stage2Layout', 'ids_in_dir', 'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps',
-           'atomic_writer', 'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside',
-           'open_regular', 'read_regular', 'load_npy', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk',
-           'exclusive_dir']
+__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN',
+           'MAX_JSON_DEPTH', 'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile',
+           'setup_logging', 'format_counters', 'os_error_line', 'run_cli', 'format_duration', 'Progress',
+           'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
+           'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
+           'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -156,6 +156,10 @@ def _tqdm(**kw):
     return tqdm(**kw)
 
 # %% ../nbs/00_core.ipynb #09cf1f08
+NAME_MAX = 255 # Bytes in one file name on ext4, XFS, btrfs and most other file systems
+TEMP_EXTRA = len(f'..{2**22}-{"0"*8}.tmp') # What `temp_path` adds to a name: two dots, the largest Linux pid, 8 hex digits, `.tmp`
+ID_MAX_BYTES = NAME_MAX - len('.npy') - TEMP_EXTRA # So that `<image_id>.npy` and its temporary both fit
+
 def validate_image_id(
     image_id:str, # Candidate image_id
 )->str: # The same image_id, when it is safe
@@ -165,7 +169,8 @@ def validate_image_id(
     if image_id == '.' or '..' in image_id: raise ImageIdError(f'image_id {image_id!r} contains ".." or is "."')
     if any(unicodedata.category(c) in ('Cc', 'Cs') for c in image_id):
         raise ImageIdError(f'image_id {image_id!r} contains NUL or a control character')
-    if len(image_id.encode('utf-8')) > 240: raise ImageIdError(f'image_id {image_id[:40]!r}... is longer than 240 bytes')
+    if (n := len(image_id.encode('utf-8'))) > ID_MAX_BYTES:
+        raise ImageIdError(f'image_id {image_id[:40]!r}... has {n} bytes; at most {ID_MAX_BYTES} fit a file name with the temporary suffix')
     return image_id
 
 def image_id_from_path(
@@ -285,7 +290,7 @@ def is_temp_name(
 def temp_path(
     path:Path, # The final file name
 )->Path:
-    "A fresh temporary name beside `path`."
+    "A fresh temporary name beside `path`, at most `TEMP_EXTRA` bytes longer than its name."
     return path.with_name(f'.{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp')
 
 def remove_temps(
@@ -403,6 +408,22 @@ def load_npy(
     with os.fdopen(fd, 'rb') as f: return np.load(f, allow_pickle=False)
 
 # %% ../nbs/00_core.ipynb #c20934fe
+MAX_JSON_DEPTH = 64 # Deepest nesting of objects and arrays a record may have
+
+def too_deep(
+    raw:bytes, # The line as read
+    rec, # The value parsed from it
+    limit:int=MAX_JSON_DEPTH, # Deepest nesting allowed
+)->bool:
+    "True when `rec` nests objects and arrays more than `limit` deep (walked only when `raw` has that many brackets)."
+    if np.count_nonzero((np.frombuffer(raw, np.uint8) | 0x20) == ord('{')) <= limit: return False # `[` is `{` less bit 5
+    stack = [(rec, 1)]
+    while stack:
+        o,d = stack.pop()
+        if d > limit: return True
+        stack.extend((v, d+1) for v in (o.values() if isinstance(o, dict) else o) if isinstance(v, (dict, list)))
+    return False
+
 def iter_jsonl(
     path:str|Path, # JSONL file
     counts:Counter|None=None, # Incremented: `malformed_lines`, `blank_lines`
@@ -418,6 +439,7 @@ def iter_jsonl(
             try: rec = orjson.loads(raw)
             except ValueError as e: rec,why = None,f'not JSON ({e})'
             else: why = f'a JSON {type(rec).__name__}, not an object'
+            if isinstance(rec, dict) and too_deep(raw, rec): rec,why = None,f'nested more than {MAX_JSON_DEPTH} levels deep'
             if not isinstance(rec, dict):
                 counts['malformed_lines'] += 1
                 logger.warning(f'{path}:{i}: skipped malformed line: {why}')

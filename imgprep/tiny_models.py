@@ -54,7 +54,7 @@ def random_model(
 _WORDS = ('a an the of in on at with and by to is are photo picture image painting drawing portrait landscape close up view '
           'red orange yellow green blue purple white black gray brown dark light small large old young man woman person '
           'people child cat dog bird horse tree flower grass sky cloud sun sea water river mountain city street road house '
-          'building car window door table chair room food light night day snow rain').split()
+          'building car window door table chair room food sunset night day snow rain').split()
 _CHARS = list('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?\'"-()/&')
 
 def t5_tokenizer(
