@@ -6,9 +6,12 @@
 from __future__ import annotations
 import argparse, csv, hashlib, io, math, os, re, shlex, sys, unicodedata
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Iterator
 from pathlib import Path, PurePosixPath
 
+from fastcore.basics import chunked
 from PIL import Image
 
 from .core import (ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
@@ -16,12 +19,12 @@ from .core import (ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
-__all__ = ['SLUG_LEN', 'ANIMATABLE', 'CAPTION_EXTS', 'MISSING_CAPTION', 'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS',
-           'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS', 'rel_posix', 'image_id_for', 'file_sha256',
-           'inspect_image', 'read_caption', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer',
+__all__ = ['SLUG_LEN', 'ANIMATABLE', 'CAPTION_EXTS', 'MISSING_CAPTION', 'DEFAULT_T5', 'IMAGE_EXTS', 'METADATA_NAMES',
+           'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS', 'rel_posix', 'image_id_for',
+           'file_sha256', 'inspect_image', 'read_caption', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer',
            'caption_tokens', 'Candidate', 'detect_format', 'folder_candidates', 'read_metadata', 'metadata_candidates',
            'load_saved_dataset', 'dataset_candidates', 'split_hash', 'assign_splits', 'check_candidates',
-           'previous_splits', 'ingest', 'default_images_root', 'next_command', 'main']
+           'previous_records', 'carry_over', 'ingest', 'default_images_root', 'next_command', 'main']
 
 # %% ../nbs/02b_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -59,12 +62,11 @@ def inspect_image(
     decode:bool=False, # Also decode every pixel (catches truncated files; slow)
 )->dict: # sha256, width, height (as displayed), animated
     "What ingest needs of an image, from its header and one read of its bytes; `ImageError` naming the file if it is unusable."
-    path = Path(path)
     w,h = image_size(path)
     try: sha = file_sha256(path)
     except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
     animated = False
-    if path.suffix.lower() in ANIMATABLE:
+    if os.path.splitext(path)[1].lower() in ANIMATABLE:
         with Image.open(path) as im: animated = bool(getattr(im, 'is_animated', False))
     if decode: load_rgb(path)
     return dict(sha256=sha, width=w, height=h, animated=animated)
@@ -90,7 +92,9 @@ def caption_from_filename(
     "The file name as a caption: stem, `_` and `-` as spaces."
     return ' '.join(re.split(r'[_\-\s]+', PurePosixPath(rel_path).stem)).strip()
 
-# %% ../nbs/02b_ingest.ipynb #d4609831
+# %% ../nbs/02b_ingest.ipynb #2bcc4093
+DEFAULT_T5 = 'google-t5/t5-large' # `imgprep.encoders.T5_ID`, not imported: that module loads torch
+
 def estimate_tokens(
     caption:str, # A caption
 )->int:
@@ -101,9 +105,12 @@ def load_tokenizer(
     t5_model:str|None=None, # Directory or hub id of a T5 model; None: the default T5, if it is in the local cache
 ):
     "The T5 tokenizer from local files only, or None when the default is not cached; `ImgprepError` if a given one cannot load."
+    if t5_model is None:
+        from huggingface_hub import try_to_load_from_cache
+        if not isinstance(try_to_load_from_cache(DEFAULT_T5, 'config.json'), str): return None # not cached: skip importing transformers
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
-    src = t5_model or 'google-t5/t5-large'
+    src = t5_model or DEFAULT_T5
     try:
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
@@ -134,7 +141,7 @@ DATASET_IMAGES = 'ingested_images'
 class Candidate:
     "An image found in the source, before it is checked."
     rel: str # Path relative to the images root (POSIX)
-    path: Path # The file
+    path: str|Path # The file
     caption: str|None # None: no caption at all
     where: str # What to name in warnings (the file, or the metadata row)
 
@@ -158,13 +165,14 @@ def folder_candidates(
     out,skip = [],{os.path.abspath(s) for s in skip}
     for d,dirs,files in os.walk(src):
         dirs[:] = sorted(x for x in dirs if not x.startswith('.') and os.path.abspath(os.path.join(d, x)) not in skip)
-        names = set(files)
+        rd,names = rel_posix(d, images_root),set(files)
+        prefix = '' if rd == '.' else rd + '/'
         for f in sorted(files):
             stem,ext = os.path.splitext(f)
             if f.startswith('.') or ext.lower() not in IMAGE_EXTS: continue
-            p = Path(d)/f
-            cap = next((Path(d)/(stem+e) for e in caption_exts if stem+e in names), None)
-            out.append(Candidate(rel_posix(p, images_root), p, read_caption(cap) if cap else None, str(p)))
+            cap = next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None)
+            p = os.path.join(d, f)
+            out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, read_caption(cap) if cap else None, p))
     return out
 
 # %% ../nbs/02b_ingest.ipynb #6f29ae6b
@@ -286,7 +294,7 @@ def assign_splits(
 # %% ../nbs/02b_ingest.ipynb #5d01549f
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'long_caption', 'empty_caption', 'caption_from_filename',
-            'new_images', 'reused_images')
+            'new_images', 'reused_images', 'stage2_kept')
 
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
@@ -298,6 +306,15 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
 
+def _inspected(cands:list, decode:bool, workers:int)->Iterator:
+    "`(candidate, info or ImageError)` in order; `workers` threads overlap file reads and hashing with header parsing."
+    def one(c):
+        try: return c, inspect_image(c.path, decode)
+        except ImageError as e: return c, e
+    if workers <= 1: yield from map(one, cands); return
+    with ThreadPoolExecutor(workers) as ex:
+        for chunk in chunked(cands, 256*workers): yield from ex.map(one, chunk)
+
 def check_candidates(
     cands:list, # `Candidate`s
     counts:Counter, # Counters to update
@@ -305,19 +322,21 @@ def check_candidates(
     min_side:int=256, # Shorter side below this: left out (0: keep all)
     decode:bool=False, # Decode every image fully
     progress_every:int=1000, # Progress line to stderr every this many images (0: never)
+    workers:int=2, # Threads reading images
 )->list: # Stage 1 records without `split`, in path order
     "Read each candidate's header and bytes and keep the usable ones as records."
-    seen,recs = {},[]
-    progress = Progress(progress_every, lambda: f'progress: {progress.n} images checked, {len(recs)} kept',
-                        lambda s: print(s, file=sys.stderr, flush=True))
+    seen,recs,todo = {},[],[]
     for c in sorted(cands, key=lambda c: c.rel):
         counts['found'] += 1
+        if (cap := _caption(c, missing_caption, counts)) is not None: todo.append((c, cap))
+    caps = dict((id(c), cap) for c,cap in todo)
+    progress = Progress(progress_every, lambda: f'progress: {progress.n} images read, {len(recs)} kept',
+                        lambda s: print(s, file=sys.stderr, flush=True))
+    for c,info in _inspected([c for c,_ in todo], decode, workers):
         progress.tick()
-        if (cap := _caption(c, missing_caption, counts)) is None: continue
-        try: info = inspect_image(c.path, decode)
-        except ImageError as e:
+        if isinstance(info, ImageError):
             counts['corrupt_image'] += 1
-            logger.warning(f'{c.where}: corrupt_image: {e}; left out')
+            logger.warning(f'{c.where}: corrupt_image: {info}; left out')
             continue
         if (first := seen.get(info['sha256'])) is not None:
             counts['duplicate_image'] += 1
@@ -331,18 +350,24 @@ def check_candidates(
         if info['animated']:
             counts['animated'] += 1
             logger.warning(f'{c.where}: animated: only the first frame is used')
-        recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=cap, height=info['height'],
+        recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
                          width=info['width'], sha256=info['sha256']))
     return recs
 
-# %% ../nbs/02b_ingest.ipynb #23a1e866
-def previous_splits(
+# %% ../nbs/02b_ingest.ipynb #e41a6830
+def previous_records(
     output:Path, # The output JSONL, if an earlier run wrote it
-)->dict: # image_id -> split
-    "The splits recorded in an earlier output (Stage 1, or Stage 2 after migration), read quietly."
+)->dict: # image_id -> record
+    "The records of an earlier output (Stage 1, or Stage 2 after `imgprep_stage2` migrated it in place), read quietly."
     if not output.is_file(): return {}
-    return {r['image_id']: r['split'] for _,r in iter_jsonl(output, Counter())
-            if isinstance(r.get('image_id'), str) and r.get('split') in ('train', 'val')}
+    return {r['image_id']: r for _,r in iter_jsonl(output, Counter()) if isinstance(r.get('image_id'), str)}
+
+def carry_over(
+    rec:dict, # A record of this run, `split` included
+    prev:dict|None, # The earlier output's record with the same image_id
+)->dict:
+    "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`."
+    return prev if prev is not None and all(prev.get(k) == v for k,v in rec.items()) else rec
 
 def _flag_long(recs:list, tokenizer, counts:Counter):
     for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):
@@ -378,6 +403,7 @@ def ingest(
     t5_model:str|None=None, # T5 tokenizer for exact caption lengths (local files only); default: estimate unless cached
     decode:bool=False, # Decode every image fully (catches truncated files; slow)
     progress_every:int=1000, # Progress line every this many images (0: never)
+    workers:int=2, # Threads reading images (file reads and hashing run outside the GIL)
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     src,output = Path(src),Path(output)
@@ -386,6 +412,7 @@ def ingest(
     if val_count is not None and val_fraction is not None: raise ImgprepError('give --val-count or --val-fraction, not both')
     if val_count is not None and val_count < 0: raise ImgprepError(f'--val-count {val_count}: must be 0 or more')
     if val_fraction is not None and not 0 <= val_fraction < 1: raise ImgprepError(f'--val-fraction {val_fraction}: must be in [0, 1)')
+    if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
     if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
     if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
     fmt = detect_format(src) if input_format == 'auto' else input_format
@@ -398,11 +425,15 @@ def ingest(
     elif fmt == 'metadata': cands = metadata_candidates(src, root, caption_column, counts)
     else: cands = dataset_candidates(src, root, caption_column, image_column, dataset_split, counts)
     tokenizer = load_tokenizer(t5_model) if cands else None
-    recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every), counts)
+    recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers), counts)
     _flag_long(recs, tokenizer, counts)
-    splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction, previous_splits(output))
+    prev = previous_records(output)
+    splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
+                           {k: r.get('split') for k,r in prev.items()})
     for r in recs: r['split'] = splits[r['image_id']]
-    data = b''.join(dumps_record(r) for r in recs)
+    out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
+    counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
+    data = b''.join(dumps_record(r) for r in out)
     unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
     if not unchanged and recs:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -449,13 +480,14 @@ def main(
     g.add_argument('--val-fraction', type=float, help='hold out this fraction of the images as split "val"')
     p.add_argument('--t5-model', help='T5 directory or cached hub id whose tokenizer counts long captions exactly (default: estimate, unless the default T5 is cached)')
     p.add_argument('--decode', action='store_true', help='decode every image fully to catch truncated files (slow)')
+    p.add_argument('--workers', type=int, default=2, help='threads reading images (default: %(default)s)')
     p.add_argument('--progress-every', type=int, default=1000, help='progress line every this many images (0: never; default: %(default)s)')
     a = p.parse_args(argv)
     exts = tuple(e if e.startswith('.') else f'.{e}' for e in a.caption_ext) if a.caption_ext else CAPTION_EXTS
     run_cli('imgprep_ingest', ingest, a.src, output=a.output, images_root=a.images_root, input_format=a.input_format,
             caption_exts=exts, caption_column=a.caption_column, image_column=a.image_column, dataset_split=a.dataset_split,
             missing_caption=a.missing_caption, min_side=a.min_side, val_count=a.val_count, val_fraction=a.val_fraction,
-            t5_model=a.t5_model, decode=a.decode, progress_every=a.progress_every, failed=lambda c: c['written'] == 0)
+            t5_model=a.t5_model, decode=a.decode, progress_every=a.progress_every, workers=a.workers, failed=lambda c: c['written'] == 0)
     print(next_command(a.output, a.images_root or default_images_root(a.src, a.output, a.input_format)), flush=True)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.ingest`, not a notebook run
