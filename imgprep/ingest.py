@@ -44,7 +44,7 @@ def image_id_for(
     slug = re.sub(r'[^a-z0-9]+', '_', p.lower()).strip('_')[-SLUG_LEN:].lstrip('_') or 'image'
     return validate_image_id(f"{slug}-{hashlib.sha1(p.encode('utf-8')).hexdigest()[:16]}")
 
-# %% ../nbs/02b_ingest.ipynb #7c649fcf
+# %% ../nbs/02b_ingest.ipynb #7fa79d7d
 ANIMATABLE = ('.gif', '.png', '.apng', '.webp')
 
 def file_sha256(
@@ -71,7 +71,7 @@ def inspect_image(
     if decode: load_rgb(path)
     return dict(sha256=sha, width=w, height=h, animated=animated)
 
-# %% ../nbs/02b_ingest.ipynb #b7976bf9
+# %% ../nbs/02b_ingest.ipynb #4047461b
 CAPTION_EXTS = ('.txt', '.caption')
 MISSING_CAPTION = ('skip', 'empty', 'filename')
 
@@ -92,7 +92,7 @@ def caption_from_filename(
     "The file name as a caption: stem, `_` and `-` as spaces."
     return ' '.join(re.split(r'[_\-\s]+', PurePosixPath(rel_path).stem)).strip()
 
-# %% ../nbs/02b_ingest.ipynb #2bcc4093
+# %% ../nbs/02b_ingest.ipynb #dd7d8256
 DEFAULT_T5 = 'google-t5/t5-large' # `imgprep.encoders.T5_ID`, not imported: that module loads torch
 
 def estimate_tokens(
@@ -130,7 +130,7 @@ def caption_tokens(
     if tokenizer is None: return [estimate_tokens(c) for c in captions]
     return [len(ids) for ids in tokenizer(list(captions), add_special_tokens=True)['input_ids']] if captions else []
 
-# %% ../nbs/02b_ingest.ipynb #7bfb5b05
+# %% ../nbs/02b_ingest.ipynb #763a424e
 IMAGE_EXTS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.tif', '.tiff', '.gif')
 METADATA_NAMES = ('metadata.jsonl', 'metadata.csv', 'metadata.parquet')
 DATASET_MARKERS = ('dataset_info.json', 'dataset_dict.json', 'state.json')
@@ -154,7 +154,7 @@ def detect_format(
     if any((src/m).is_file() for m in METADATA_NAMES): return 'metadata'
     return 'folder'
 
-# %% ../nbs/02b_ingest.ipynb #a5bcca4a
+# %% ../nbs/02b_ingest.ipynb #7dcb87e8
 def folder_candidates(
     src:Path, # Folder to walk
     images_root:Path, # What relative paths are relative to
@@ -175,7 +175,7 @@ def folder_candidates(
             out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, read_caption(cap) if cap else None, p))
     return out
 
-# %% ../nbs/02b_ingest.ipynb #6f29ae6b
+# %% ../nbs/02b_ingest.ipynb #db603767
 def read_metadata(
     path:Path, # metadata.jsonl, .csv or .parquet
 )->list: # One dict per row
@@ -209,7 +209,7 @@ def metadata_candidates(
             out.append(Candidate(rel_posix(p, images_root), Path(p), cap.strip() if isinstance(cap, str) else None, where))
     return out
 
-# %% ../nbs/02b_ingest.ipynb #1b25384f
+# %% ../nbs/02b_ingest.ipynb #fb847804
 FORMAT_EXTS = {'JPEG': '.jpg', 'MPO': '.jpg', 'PNG': '.png', 'WEBP': '.webp', 'GIF': '.gif', 'BMP': '.bmp', 'TIFF': '.tiff'}
 
 def _image_column(ds, image_column:str|None)->str:
@@ -268,7 +268,7 @@ def dataset_candidates(
         out.append(Candidate(rel_posix(p, images_root), p, cap.strip() if isinstance(cap, str) else None, where))
     return out
 
-# %% ../nbs/02b_ingest.ipynb #747487f6
+# %% ../nbs/02b_ingest.ipynb #86f83aa7
 def split_hash(
     image_id:str, # An image_id
 )->float: # In [0, 1)
@@ -291,7 +291,7 @@ def assign_splits(
         val |= set(sorted((i for i in ids if i not in val), key=split_hash)[:max(0, n-len(val))])
     return {i: 'val' if i in val else 'train' for i in ids}
 
-# %% ../nbs/02b_ingest.ipynb #5d01549f
+# %% ../nbs/02b_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'long_caption', 'empty_caption', 'caption_from_filename',
             'new_images', 'reused_images', 'stage2_kept')
@@ -354,7 +354,7 @@ def check_candidates(
                          width=info['width'], sha256=info['sha256']))
     return recs
 
-# %% ../nbs/02b_ingest.ipynb #e41a6830
+# %% ../nbs/02b_ingest.ipynb #d146a829
 def previous_records(
     output:Path, # The output JSONL, if an earlier run wrote it
 )->dict: # image_id -> record
@@ -386,7 +386,7 @@ def _unique_ids(recs:list, counts:Counter)->list:
         else: seen[k] = r['image_path']; out.append(r)
     return out
 
-# %% ../nbs/02b_ingest.ipynb #a955a3d6
+# %% ../nbs/02b_ingest.ipynb #eebf89fe
 def ingest(
     src:str|Path, # A folder of images, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
     output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write
@@ -443,7 +443,7 @@ def ingest(
     return {**counts, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
             'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': fmt}
 
-# %% ../nbs/02b_ingest.ipynb #97a50fde
+# %% ../nbs/02b_ingest.ipynb #b87865ff
 def default_images_root(
     src:str|Path, # The source given to `ingest`
     output:str|Path, # The output JSONL
