@@ -294,7 +294,7 @@ def assign_splits(
 # %% ../nbs/02b_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'long_caption', 'empty_caption', 'caption_from_filename',
-            'new_images', 'reused_images', 'stage2_kept')
+            'new_images', 'reused_images', 'stage2_kept', 'changed_image')
 
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
@@ -369,6 +369,14 @@ def carry_over(
     "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`."
     return prev if prev is not None and all(prev.get(k) == v for k,v in rec.items()) else rec
 
+def _flag_changed(recs:list, prev:dict, counts:Counter):
+    "Count and name the images whose bytes changed under the same path since the earlier output."
+    for r in recs:
+        if (p := prev.get(r['image_id'])) is not None and p.get('sha256') not in (None, r['sha256']):
+            counts['changed_image'] += 1
+            logger.warning(f"{r['image_path']}: changed_image: other bytes than when last ingested; its embeddings on disk are "
+                           f"the old image's: delete {r['image_id']}.npy from dinov3/, vae_latents/ and t5_hidden/ before Stage 2")
+
 def _flag_long(recs:list, tokenizer, counts:Counter):
     for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):
         if n > T5_MASK_LEN:
@@ -432,6 +440,7 @@ def ingest(
                            {k: r.get('split') for k,r in prev.items()})
     for r in recs: r['split'] = splits[r['image_id']]
     out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
+    _flag_changed(recs, prev, counts)
     counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
     data = b''.join(dumps_record(r) for r in out)
     unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
