@@ -21,8 +21,8 @@ from .buckets import bucket_for, resize_to_bucket
 from .images import load_rgb, crop_to_multiple
 
 # %% auto #0
-__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'ENCODERS', 'pick_device',
-           'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
+__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'VAE_CROP_MULTIPLE', 'ENCODERS',
+           'pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
            'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'FluxVaeEncoder', 'T5Encoder',
            'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'default_workers',
            'encode_image_files', 'encode_captions']
@@ -269,17 +269,18 @@ class DinoV3Encoder(Encoder):
 VAE_TILE_ABOVE = 2048*2048  # pixels; larger images are encoded tile by tile
 VAE_MAX_PIXELS = 64*2**20   # pixels; larger images are refused
 VAE_RESOLUTIONS = ('original', 'bucket')
+VAE_CROP_MULTIPLE = 16 # original resolution: sides cropped to multiples of 16, so latent sides are even (FLUX packs 2x2)
 
 def vae_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented
-    resolution:str='original', # 'original' (crop to multiples of 8) or 'bucket' (cover and crop to the aspect bucket)
+    resolution:str='original', # 'original' (crop to multiples of 16) or 'bucket' (cover and crop to the aspect bucket)
     max_pixels:int=VAE_MAX_PIXELS, # Larger images are refused with an `ImgprepError`
 )->tuple: # ((3, H, W) float32 in [-1, 1], info)
     "Pixels the VAE encodes, and how they were cut from the image (crop box, sizes, bucket)."
     w,h = img.size
     if w*h > max_pixels:
         raise ImgprepError(f'{w}x{h} is {w*h/1e6:.1f} MP, above the VAE limit of {max_pixels/1e6:.1f} MP; downscale it first')
-    if resolution == 'original': (out, box), bucket = crop_to_multiple(img, 8), None
+    if resolution == 'original': (out, box), bucket = crop_to_multiple(img, VAE_CROP_MULTIPLE), None
     elif resolution == 'bucket':
         bucket = bucket_for(w, h)
         out, box = resize_to_bucket(img, bucket)
