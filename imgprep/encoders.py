@@ -19,10 +19,11 @@ from PIL import Image
 from .core import ImgprepError, logger, EMBEDDING_SPECS, T5_MASK_LEN
 from .buckets import bucket_for, resize_to_bucket
 from .images import load_rgb, crop_to_multiple
+from .format import VAE_CROP_MULTIPLE
 
 # %% auto #0
-__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'VAE_CROP_MULTIPLE', 'ENCODERS',
-           'pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
+__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'ENCODERS', 'pick_device',
+           'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
            'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'FluxVaeEncoder', 'T5Encoder',
            'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'default_workers',
            'encode_image_files', 'encode_captions']
@@ -269,7 +270,6 @@ class DinoV3Encoder(Encoder):
 VAE_TILE_ABOVE = 2048*2048  # pixels; larger images are encoded tile by tile
 VAE_MAX_PIXELS = 64*2**20   # pixels; larger images are refused
 VAE_RESOLUTIONS = ('original', 'bucket')
-VAE_CROP_MULTIPLE = 16 # original resolution: sides cropped to multiples of 16, so latent sides are even (FLUX packs 2x2)
 
 def vae_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented

@@ -16,7 +16,7 @@ import webdataset as wds
 
 from .core import ImgprepError, T5_MASK_LEN, check_embedding, logger, run_cli, safe_key
 from .buckets import cover_crop_box, parse_bucket
-from .format import (ARRAYS, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
+from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
                             record_problem)
 
 BLOCK = 512 # tar block
@@ -217,24 +217,26 @@ def sample_problems(
     s:dict, # Raw webdataset sample
     bucket:str, # Bucket of the shard it came from
 )->list: # [(reason from `format.REASONS`, message)], empty when nothing is wrong
-    "Check one raw sample: members, JSON fields, the record rules, array shapes, dtypes and values."
+    "Check one raw sample: its members, the record rules of `format.record_problem`, its key and bucket, array shapes, dtypes and values."
     have = {k for k in s if not k.startswith('__')}
     if have != set(MEMBERS): return [('bad_members', f'members {sorted(have)}, expected {list(MEMBERS)}')]
     try: meta = json.loads(s['json'])
     except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')]
-    out = [('bad_json', f'.json has no {k}') for k in JSON_FIELDS if k not in meta]
-    if meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
-    try:
-        if 'image_id' in meta and safe_key(meta['image_id']) != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
-    except ValueError as e: out.append(('bad_image_id', str(e)))
+    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')]
+    out = []
     for kind,ext in NPY_MEMBERS.items():
         try: why = check_embedding(kind, load_npy_bytes(s[ext]))
         except ValueError as e: why = f'unreadable ({e})'
         if why: out.append((f'bad_{kind}', f'.{ext} {why}'))
     try: m = load_npy_bytes(s['t5m.npy'])
-    except ValueError as e: return out + [('bad_mask', f'.t5m.npy unreadable ({e})')]
-    if m.dtype != np.uint8 or m.shape != (T5_MASK_LEN,): return out + [('bad_mask', f'.t5m.npy is {m.dtype} {m.shape}, expected uint8 ({T5_MASK_LEN},)')]
-    if not out and (why := record_problem({**meta, 't5_attention_mask': m.tolist()})): out.append(why)
+    except ValueError as e: m,why = None,f'.t5m.npy unreadable ({e})'
+    else: why = None if m.dtype == np.uint8 and m.shape == (T5_MASK_LEN,) else f'.t5m.npy is {m.dtype} {m.shape}, expected uint8 ({T5_MASK_LEN},)'
+    if why: out.append(('bad_mask', why))
+    if rp := record_problem({**meta, 't5_attention_mask': [1]*T5_MASK_LEN if why else m.tolist()}): out.append(rp)
+    if meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
+    try: key = safe_key(meta.get('image_id'))
+    except ValueError: key = s['__key__']  # a bad image_id is named above
+    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
     return out
 
 # %% ../nbs/06_loader.ipynb #2d12ca23
