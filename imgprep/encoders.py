@@ -19,6 +19,7 @@ from PIL import Image
 from .core import ImgprepError, logger, EMBEDDING_SPECS, T5_MASK_LEN
 from .buckets import bucket_for, resize_to_bucket
 from .images import load_rgb, crop_to_multiple
+from .format import VAE_CROP_MULTIPLE
 
 # %% auto #0
 __all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'ENCODERS', 'pick_device',
@@ -272,14 +273,14 @@ VAE_RESOLUTIONS = ('original', 'bucket')
 
 def vae_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented
-    resolution:str='original', # 'original' (crop to multiples of 8) or 'bucket' (cover and crop to the aspect bucket)
+    resolution:str='original', # 'original' (crop to multiples of 16) or 'bucket' (cover and crop to the aspect bucket)
     max_pixels:int=VAE_MAX_PIXELS, # Larger images are refused with an `ImgprepError`
 )->tuple: # ((3, H, W) float32 in [-1, 1], info)
     "Pixels the VAE encodes, and how they were cut from the image (crop box, sizes, bucket)."
     w,h = img.size
     if w*h > max_pixels:
         raise ImgprepError(f'{w}x{h} is {w*h/1e6:.1f} MP, above the VAE limit of {max_pixels/1e6:.1f} MP; downscale it first')
-    if resolution == 'original': (out, box), bucket = crop_to_multiple(img, 8), None
+    if resolution == 'original': (out, box), bucket = crop_to_multiple(img, VAE_CROP_MULTIPLE), None
     elif resolution == 'bucket':
         bucket = bucket_for(w, h)
         out, box = resize_to_bucket(img, bucket)

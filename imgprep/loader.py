@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, io, json, math
+import argparse, functools, hashlib, io, json, math, os
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
@@ -14,14 +14,17 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import T5_MASK_LEN, check_embedding, logger, run_cli, safe_key
-from .buckets import parse_bucket
-from .shards import BLOCK, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, npy_header, npy_header_len
+from .core import ImgprepError, T5_MASK_LEN, check_embedding, logger, open_regular, run_cli, safe_key
+from .buckets import cover_crop_box, parse_bucket
+from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
+                            record_problem)
+
+BLOCK = 512 # tar block
 
 # %% auto #0
-__all__ = ['ARRAYS', 'shard_urls', 'load_npy_bytes', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size',
-           'resize_latent', 'collate', 'bucket_batches', 'bucket_dataset', 'sample_problems', 'verify_shard',
-           'verify_shards', 'verify_main']
+__all__ = ['BLOCK', 'shard_urls', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size', 'fit_latent', 'BucketLatents',
+           'collate', 'bucket_batches', 'shard_encoders', 'training_latents', 'bucket_dataset', 'sample_problems',
+           'verify_shard', 'verify_shards', 'verify_main']
 
 # %% ../nbs/06_loader.ipynb #e58d5c9c
 def shard_urls(
@@ -35,18 +38,6 @@ def shard_urls(
     return urls
 
 # %% ../nbs/06_loader.ipynb #46583013
-ARRAYS = tuple(m[:-len('.npy')] for m in MEMBERS if m.endswith('.npy'))  # ('dinov3', 'vae', 't5h', 't5m')
-
-def load_npy_bytes(
-    b:bytes, # A whole `.npy` file
-)->np.ndarray:
-    "The array of a `.npy` file in memory, never unpickling."
-    start = npy_header_len(b)
-    shape,fortran,dtype = npy_header(bytes(b[:start]))
-    if dtype.hasobject: raise ValueError('object arrays are refused: loading them would unpickle')
-    a = np.frombuffer(b, dtype, math.prod(shape), start)
-    return (a.reshape(shape[::-1]).T if fortran else a.reshape(shape)).copy()
-
 def decode_sample(
     sample:dict, # Raw webdataset sample: `__key__` plus bytes per member
 )->dict: # `__key__`, `json` (dict), `bucket`, and the arrays `dinov3`, `vae`, `t5h`, `t5m`
@@ -54,10 +45,6 @@ def decode_sample(
     meta = json.loads(sample['json'])
     return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
             **{a: load_npy_bytes(sample[f'{a}.npy']) for a in ARRAYS}}
-
-# %% ../nbs/06_loader.ipynb #5a772fdc
-import os
-from .core import open_regular
 
 # %% ../nbs/06_loader.ipynb #66e4288f
 def _tar_int(field:bytes)->int:
@@ -109,48 +96,57 @@ def latent_size(bucket:str)->tuple:
     w,h = parse_bucket(bucket)
     return h//8, w//8
 
-def resize_latent(
-    lat:np.ndarray, # (C, h, w) latent
-    size:tuple, # Target (height, width)
-)->np.ndarray: # (C, *size), same dtype
-    "Scale `lat` to cover `size` and centre-crop it (lossy; a no-op when the shape already matches)."
-    H,W = size
+def fit_latent(
+    lat:np.ndarray, # (C, h, w) latent, as stored
+    bucket:str, # Its aspect bucket, such as '1216x832'
+)->tuple: # ((C, *latent_size(bucket)) latent of the same dtype, whether it was resampled)
+    "`lat` in its bucket's latent shape: as stored when it has it, else cover-cropped to the bucket's aspect ratio and resampled."
+    H,W = latent_size(bucket)
     h,w = lat.shape[-2:]
-    if (h, w) == (H, W): return lat
-    s = max(H/h, W/w)
-    nh,nw = max(H, round(h*s)), max(W, round(w*s))
-    t = F.interpolate(torch.from_numpy(lat).float()[None], size=(nh, nw), mode='bilinear', align_corners=False, antialias=True)[0]
-    top,left = (nh-H)//2, (nw-W)//2
-    return t[:, top:top+H, left:left+W].numpy().astype(lat.dtype)
+    if (h, w) == (H, W): return lat, False
+    x0,y0,x1,y1 = (round(v) for v in cover_crop_box(w, h, (W, H)))
+    crop = torch.from_numpy(np.ascontiguousarray(lat[:, y0:max(y1, y0+1), x0:max(x1, x0+1)])).float()[None]
+    out = F.interpolate(crop, size=(H, W), mode='bilinear', align_corners=False, antialias=True)[0]
+    return out.numpy().astype(lat.dtype), True
 
 # %% ../nbs/06_loader.ipynb #583c8963
+class BucketLatents:
+    "Pipeline stage giving every sample its bucket's latent shape (`fit_latent`); counts the latents it resamples and warns once."
+    def __init__(self): self.resampled,self.warned = 0,False
+
+    def __call__(self, s:dict)->dict:
+        lat,resampled = fit_latent(s['vae'], s['bucket'])
+        if not resampled: return s
+        self.resampled += 1
+        if not self.warned:
+            self.warned = True
+            logger.warning(f"{s['__key__']}: a latent of shape {tuple(s['vae'].shape)} (encoded at the original resolution) was cover-cropped "
+                           f"and resampled to its bucket's {latent_size(s['bucket'])}; resampled latents are not the latents of resized images. "
+                           'Encode with imgprep_stage2 --vae-resolution bucket to avoid it (warned once; `.resampled` counts them)')
+        return {**s, 'vae': lat}
+
 def _stack(arrs:list, what:str)->np.ndarray:
     shapes = {a.shape for a in arrs}
     if len(shapes) > 1: raise ValueError(f'{what}: arrays of shapes {sorted(shapes)} cannot be stacked')
     return np.stack(arrs)
 
 def collate(
-    samples:list, # Decoded samples of one bucket
-    resize:bool=True, # Resize latents to the bucket's latent size when their shapes differ (lossy)
+    samples:list, # Decoded samples of one bucket, their latents in the bucket's shape (`BucketLatents`)
     as_torch:bool=False, # torch tensors instead of numpy arrays
 )->dict: # `__key__` and `json` lists, `bucket`, and (B, ...) arrays
     "Stack decoded samples of one bucket into a batch."
     bucket = samples[0]['bucket']
     if any(s['bucket'] != bucket for s in samples): raise ValueError(f'a batch mixes buckets: {sorted({s["bucket"] for s in samples})}')
     batch = {'__key__': [s['__key__'] for s in samples], 'json': [s['json'] for s in samples], 'bucket': bucket}
-    for a in ARRAYS: batch[a] = [s[a] for s in samples]
-    if resize and len({v.shape for v in batch['vae']}) > 1: batch['vae'] = [resize_latent(v, latent_size(bucket)) for v in batch['vae']]
-    for a in ARRAYS:
-        if a != 'vae' or len({v.shape for v in batch['vae']}) == 1: batch[a] = _stack(batch[a], a)
+    for a in ARRAYS: batch[a] = _stack([s[a] for s in samples], a)
     return _to_torch(batch) if as_torch else batch
 
 def _tensor(v):
     if isinstance(v, np.ndarray): return torch.from_numpy(v)
-    if isinstance(v, list) and v and isinstance(v[0], np.ndarray): return [torch.from_numpy(x) for x in v]
     return v
 
 def _to_torch(d:dict)->dict:
-    "numpy arrays (and lists of them) in `d` as tensors."
+    "numpy arrays in `d` as tensors."
     return {k: _tensor(v) for k,v in d.items()}
 
 # %% ../nbs/06_loader.ipynb #90c2b052
@@ -158,7 +154,7 @@ def bucket_batches(
     samples, # Iterator of decoded samples
     batch_size:int, # Samples per batch
     partial:bool=True, # Yield each bucket's last, smaller batch
-    **collate_kw, # `resize`, `as_torch` for `collate`
+    **collate_kw, # `as_torch` for `collate`
 ):
     "Batches of `batch_size` samples of one bucket each."
     pending = {}
@@ -169,6 +165,31 @@ def bucket_batches(
     if partial:
         for b in pending.values(): yield collate(b, **collate_kw)
 
+# %% ../nbs/06_loader.ipynb #224af1da
+def shard_encoders(
+    d:str|Path, # Output directory of `imgprep_shard`
+)->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
+    "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
+    p = Path(d)/MANIFEST_NAME
+    try: m = json.loads(p.read_text())
+    except FileNotFoundError: raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
+    except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_verify_shards') from None
+    enc = m.get('encoders') if isinstance(m, dict) else None
+    if enc is None: logger.warning(f'{p} records no encoders (shards made before imgprep recorded them): which VAE, dtype and latent '
+                                   'scaling made these arrays is unknown; check them yourself, or remake the shards')
+    return enc
+
+def training_latents(
+    lat:np.ndarray|torch.Tensor, # Raw latents as stored (any shape), float16
+    encoders:dict, # From `shard_encoders` (or a Stage 2 `encoders.json`)
+)->np.ndarray|torch.Tensor: # float32
+    "`(lat - shift_factor) * scaling_factor` in float32, with the factors Stage 2 recorded."
+    vae = ((encoders or {}).get('kinds') or {}).get('vae')
+    if not vae: raise ImgprepError('no VAE record in these encoders: the latent shift and scaling are unknown')
+    x = lat.float() if isinstance(lat, torch.Tensor) else np.asarray(lat, np.float32)
+    if vae.get('scaling_applied'): return x
+    return (x - (vae.get('shift_factor') or 0.0)) * vae['scaling_factor']
+
 # %% ../nbs/06_loader.ipynb #72089c4b
 def bucket_dataset(
     d:str|Path, # Output directory of `imgprep_shard`
@@ -176,44 +197,48 @@ def bucket_dataset(
     batch_size:int|None=None, # Samples per bucket-uniform batch (None: single decoded samples)
     shuffle:int=0, # Sample shuffle buffer size (0: shard order)
     shardshuffle:bool=False, # Shuffle the shard order (with `seed`)
-    resize:bool=True, # Resize mixed-shape latents in a batch to the bucket's latent size (lossy)
     as_torch:bool=False, # torch tensors instead of numpy arrays
     partial:bool=True, # Keep each bucket's last, smaller batch
     seed:int|None=None, # Seed of both shuffles
     nodesplitter=wds.single_node_only, # webdataset's split between machines
     workersplitter=wds.split_by_worker, # webdataset's split between DataLoader workers
-)->wds.DataPipeline:
+)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`) and `.latents` (the `BucketLatents` stage and its count)
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
+    latents = BucketLatents()
     stages = [wds.SimpleShardList(shard_urls(d, bucket), seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              tar_samples, wds.map(decode_sample)]
+              tar_samples, wds.map(decode_sample), wds.map(latents)]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
-    if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, resize=resize, as_torch=as_torch))
+    if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch))
     elif as_torch: stages.append(wds.map(_to_torch))
-    return wds.DataPipeline(*[s for s in stages if s is not None])
+    ds = wds.DataPipeline(*[s for s in stages if s is not None])
+    ds.encoders,ds.latents = shard_encoders(d),latents
+    return ds
 
 # %% ../nbs/06_loader.ipynb #1c185c4f
 def sample_problems(
     s:dict, # Raw webdataset sample
     bucket:str, # Bucket of the shard it came from
-)->list: # What is wrong, empty when nothing
-    "Check one raw sample: members, JSON fields, array shapes, dtypes and values."
+)->list: # [(reason from `format.REASONS`, message)], empty when nothing is wrong
+    "Check one raw sample: its members, the record rules of `format.record_problem`, its key and bucket, array shapes, dtypes and values."
     have = {k for k in s if not k.startswith('__')}
-    if have != set(MEMBERS): return [f'members {sorted(have)}, expected {list(MEMBERS)}']
+    if have != set(MEMBERS): return [('bad_members', f'members {sorted(have)}, expected {list(MEMBERS)}')]
     try: meta = json.loads(s['json'])
-    except ValueError as e: return [f'.json is not JSON ({e})']
-    out = [f'.json has no {k}' for k in JSON_FIELDS if k not in meta]
-    if meta.get('aspect_bucket', bucket) != bucket: out.append(f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}")
-    try:
-        if 'image_id' in meta and safe_key(meta['image_id']) != s['__key__']: out.append(f"key is not the safe key of image_id {meta['image_id']!r}")
-    except ValueError as e: out.append(str(e))
+    except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')]
+    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')]
+    out = []
     for kind,ext in NPY_MEMBERS.items():
         try: why = check_embedding(kind, load_npy_bytes(s[ext]))
         except ValueError as e: why = f'unreadable ({e})'
-        if why: out.append(f'.{ext} {why}')
+        if why: out.append((f'bad_{kind}', f'.{ext} {why}'))
     try: m = load_npy_bytes(s['t5m.npy'])
-    except ValueError as e: return out + [f'.t5m.npy unreadable ({e})']
-    if m.dtype != np.uint8 or m.shape != (T5_MASK_LEN,) or not set(np.unique(m).tolist()) <= {0, 1}:
-        out.append(f'.t5m.npy is {m.dtype} {m.shape}, expected uint8 ({T5_MASK_LEN},) of 0 and 1')
+    except ValueError as e: m,why = None,f'.t5m.npy unreadable ({e})'
+    else: why = None if m.dtype == np.uint8 and m.shape == (T5_MASK_LEN,) else f'.t5m.npy is {m.dtype} {m.shape}, expected uint8 ({T5_MASK_LEN},)'
+    if why: out.append(('bad_mask', why))
+    if rp := record_problem({**meta, 't5_attention_mask': [1]*T5_MASK_LEN if why else m.tolist()}): out.append(rp)
+    if meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
+    try: key = safe_key(meta.get('image_id'))
+    except ValueError: key = s['__key__']  # a bad image_id is named above
+    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
     return out
 
 # %% ../nbs/06_loader.ipynb #2d12ca23
@@ -241,7 +266,7 @@ def verify_shard(
         for s in wds.WebDataset(str(path), shardshuffle=False, empty_check=False, nodesplitter=None, workersplitter=None):
             n += 1
             keys[s['__key__']] += 1
-            for why in sample_problems(s, bucket): problem(f"{path.parent.name}/{path.name}: {s['__key__']}: {why}")
+            for reason,why in sample_problems(s, bucket): problem(f"{path.parent.name}/{path.name}: {s['__key__']}: {reason}: {why}")
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 

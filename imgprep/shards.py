@@ -18,15 +18,15 @@ from . import __version__
 from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, UnreadableFile, atomic_write_bytes,
                           atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
 from .buckets import bucket_name, parse_bucket
+from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, count_nonfinite, existing_shards, mask_problem, npy_header, npy_header_len,
+                            npy_problem, record_problem)
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'NPY_MEMBERS', 'MEMBERS', 'JSON_FIELDS', 'CHUNK_SIZE', 'MAX_WARNINGS',
-           'SPLITS', 'MANIFEST_NAME', 'RUN_JOURNAL', 'ENCODERS_NAME', 'tar_header', 'mask_npy', 'sample_json',
-           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'TarStream', 'ShardFile', 'mask_problem',
-           'not_ready', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
-           'shard_sizes', 'shard_path', 'add_sample', 'existing_shards', 'run_flags', 'flags_difference',
-           'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'check_existing', 'resumable',
-           'stage2_encoders', 'write_shards', 'main']
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
+           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'not_ready', 'Sample', 'Scan', 'scan_stage2',
+           'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'add_sample', 'run_flags',
+           'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'check_existing',
+           'resumable', 'stage2_encoders', 'write_shards', 'main']
 
 # %% ../nbs/05_shards.ipynb #e41fa211
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -58,10 +58,6 @@ def tar_header(
     return _header(b'././@LongLink', len(long), b'L', _LONG_OWNER) + long + _ZEROS[:-len(long) % BLOCK] + _header(b[:100], size)
 
 # %% ../nbs/05_shards.ipynb #754e6fbe
-NPY_MEMBERS = {'dinov3': 'dinov3.npy', 'vae': 'vae.npy', 't5': 't5h.npy'}  # Stage 2 kind -> tar extension
-MEMBERS = ('json', 'dinov3.npy', 'vae.npy', 't5h.npy', 't5m.npy')            # member order in every sample
-JSON_FIELDS = ('image_id', 'aspect_bucket', 'caption', 'image_path', 'height', 'width')
-
 def _npy_bytes(arr:np.ndarray)->bytes:
     f = io.BytesIO(); np.save(f, arr, allow_pickle=False)
     return f.getvalue()
@@ -75,53 +71,6 @@ def mask_npy(mask:list)->bytes:
 def sample_json(rec:dict)->bytes:
     "The `.json` member: the Stage 2 record without `t5_attention_mask`, compact UTF-8."
     return json.dumps({k:v for k,v in rec.items() if k != 't5_attention_mask'}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
-
-# %% ../nbs/05_shards.ipynb #adab30fa
-_EXPONENT = {np.dtype(np.float16): (np.uint16, 0x7c00), np.dtype(np.float32): (np.uint32, 0x7f800000)}
-
-def count_nonfinite(
-    a:np.ndarray, # float16 or float32 array
-)->int:
-    "How many values of `a` are inf or NaN (all exponent bits set)."
-    u,m = _EXPONENT[a.dtype]
-    e = a.view(u) & m
-    return int(np.count_nonzero(e == m)) if e.size and e.max() == m else 0
-
-def npy_header_len(
-    data:bytes|memoryview, # A `.npy` file, or at least its first 12 bytes
-)->int:
-    "Bytes before the array data: magic, version, header length and header."
-    if len(data) < 12 or bytes(data[:6]) != b'\x93NUMPY': raise ValueError('not a .npy file')
-    return 10 + int.from_bytes(data[8:10], 'little') if data[6] == 1 else 12 + int.from_bytes(data[8:12], 'little')
-
-@lru_cache(maxsize=1024)
-def npy_header(
-    head:bytes, # The first `npy_header_len` bytes of a `.npy` file
-)->tuple: # (shape, fortran_order, dtype)
-    "Parse a `.npy` header with numpy's own reader, once per distinct header."
-    f = io.BytesIO(head)
-    try:
-        version = np.lib.format.read_magic(f)
-        return (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
-    except ValueError as e: raise ValueError(f'unreadable .npy header ({e})') from None
-
-@lru_cache(maxsize=1024)
-def _spec_problem(kind:str, shape:tuple, dtype:np.dtype)->str|None:
-    return check_embedding(kind, np.broadcast_to(np.zeros((), dtype), shape))
-
-def npy_problem(
-    kind:str, # `dinov3`, `vae` or `t5`
-    data:bytes|memoryview, # The whole `.npy` file
-)->str|None:
-    "What is wrong with a `.npy` file as a `kind` embedding (header, dtype, shape, length, non-finite values), or None."
-    try:
-        start = npy_header_len(data)
-        shape,_,dtype = npy_header(bytes(data[:start]))
-    except ValueError as e: return str(e)
-    if why := _spec_problem(kind, shape, dtype): return why
-    count = math.prod(shape)
-    if len(data) != start + count*dtype.itemsize: return f'{len(data)} bytes, expected {start + count*dtype.itemsize}'
-    if n := count_nonfinite(np.frombuffer(data, dtype, count, start)): return f'{n} non-finite values'
 
 # %% ../nbs/05_shards.ipynb #0addc8f4
 def _write_all(fd:int, mv:memoryview):
@@ -227,45 +176,14 @@ class ShardFile:
         self.tmp.unlink(missing_ok=True)
 
 # %% ../nbs/05_shards.ipynb #ee99c83c
-def mask_problem(mask)->str|None:
-    "What is wrong with a `t5_attention_mask` (77 ints, each 0 or 1, not all 0), or None."
-    if type(mask) is not list or len(mask) != T5_MASK_LEN:
-        return f"t5_attention_mask has length {len(mask) if isinstance(mask, list) else type(mask).__name__}, expected {T5_MASK_LEN}"
-    # Serialised, each element of a valid mask is one digit, and anything else (true, 1.0, 10, "1", 2) is longer or
-    # another digit: one C call checks what would otherwise take 77 Python-level type tests (a third of the scan's time).
-    try: s = orjson.dumps(mask)
-    except TypeError: s = b''
-    ones = s.count(b'1')
-    if len(s) != 2*T5_MASK_LEN+1 or ones + s.count(b'0') != T5_MASK_LEN: return 't5_attention_mask holds values other than 0 and 1'
-    if not ones: return 't5_attention_mask is all zeros'
-
-@lru_cache(maxsize=256)
-def _bucket_problem(b:str)->str|None:
-    try: ok = bucket_name(parse_bucket(b)) == b
-    except ImgprepError: ok = False
-    if not ok: return f'aspect_bucket {b!r} is not WIDTHxHEIGHT'
-
-_PLAIN_ID = re.compile(r'[A-Za-z0-9_-]{1,240}') # ids of only these characters pass every rule of `validate_image_id`
-
 def not_ready(
     rec:dict, # A Stage 2 record
     existing:dict, # kind -> set of image_ids with a `.npy` of that kind
 )->tuple|None: # (reason, message) or None when ready
-    "Why a Stage 2 record cannot go into a shard, or None."
-    iid = rec.get('image_id')
-    if type(iid) is not str or not _PLAIN_ID.fullmatch(iid):
-        try: validate_image_id(iid)
-        except ImageIdError as e: return 'bad_image_id', str(e)
-    cap = rec.get('caption')
-    if type(cap) is not str or not cap.strip(): return 'no_caption', f'caption is {cap!r}'
-    if why := mask_problem(rec.get('t5_attention_mask')): return 'bad_mask', why
-    b = rec.get('aspect_bucket')
-    if why := (_bucket_problem(b) if type(b) is str else f'aspect_bucket is {b!r}'): return 'bad_bucket', why
-    path,h,w = rec.get('image_path'),rec.get('height'),rec.get('width')
-    if type(path) is not str or type(h) is not int or type(w) is not int or h <= 0 or w <= 0:
-        return 'bad_fields', f'image_path {path!r}, height {h!r}, width {w!r}'
+    "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
+    if why := record_problem(rec): return why
     for kind,ids in existing.items():
-        if iid not in ids: return f'missing_{kind}', f'no {EMBEDDING_DIRS[kind]}/{iid}.npy'
+        if rec['image_id'] not in ids: return f'missing_{kind}', f'no {EMBEDDING_DIRS[kind]}/{rec["image_id"]}.npy'
 
 # %% ../nbs/05_shards.ipynb #ba587c5b
 MAX_WARNINGS = 20
@@ -376,13 +294,7 @@ def add_sample(
         for fd,_ in opened: os.close(fd)
 
 # %% ../nbs/05_shards.ipynb #c6943a06
-MANIFEST_NAME = 'manifest.json'
 RUN_JOURNAL = '.imgprep_shard_run.jsonl'
-ENCODERS_NAME = 'encoders.json'
-
-def existing_shards(output_dir:str|Path)->list:
-    "Finished shards under `output_dir` (temporaries never match `shard-*.tar`)."
-    return sorted(Path(output_dir).glob('bucket_*/shard-*.tar'))
 
 def run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split)->dict:
     "The flags that decide which shards a run writes, as its journal and manifest record them."

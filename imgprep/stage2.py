@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_stage2.ipynb #b451bc0b
 from __future__ import annotations
-import argparse, fcntl, os, signal, sys, threading
+import argparse, hashlib, json, os, signal, sys, threading
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,19 +15,23 @@ import numpy as np
 import orjson
 from fastcore.basics import chunked, patch
 
-from .core import (ImgprepError, ImageIdError, EMBEDDING_DIRS, JSONL_NAME, T5_MASK_LEN, Stage2Layout, Progress,
-                          atomic_copy, atomic_save_npy, atomic_writer, check_embedding, check_free_disk, dumps_record,
-                          format_counters, image_id_from_path, iter_jsonl, load_npy, logger, remove_temps, run_cli,
+from .core import (ImgprepError, ImageIdError, EMBEDDING_DIRS, EMBEDDING_SPECS, JSONL_NAME, T5_MASK_LEN, Stage2Layout, Progress,
+                          atomic_copy, atomic_save_npy, atomic_write_json, atomic_writer, check_embedding, check_free_disk, dumps_record,
+                          exclusive_dir, format_counters, image_id_from_path, iter_jsonl, load_npy, logger, remove_temps, run_cli,
                           validate_image_id)
 from .buckets import BUCKET_NAMES, assign_bucket, bucket_for, cover_crop_box, parse_bucket, ratio_warning
 from .images import ImageError, image_size
+from .format import (ENCODERS_NAME, UNRESOLVED, VAE_CROP_MULTIPLE, encoders_differences, mask_problem, read_encoders,
+                            record_problem)
+from . import __version__
 
 # %% auto #0
-__all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'CHUNK', 'KINDS', 'BAD_RECORD_KINDS', 'COUNTERS',
-           'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord', 'resolve_image', 'mask_problem', 'record_problem',
-           'check_record', 'inline_embedding', 'migrate_record', 'journal_path', 'backup_path', 'Journal',
-           'merge_journal', 'models_needed', 'Stage2Run', 'run_stage2', 'v2_problem', 'expected_vae_shape',
-           'verify_stage2', 'main']
+__all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'CHUNK', 'KINDS', 'BAD_RECORD_KINDS', 'COUNTERS', 'INLINE_CHECK',
+           'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
+           'inline_embedding', 'migrate_record', 'journal_path', 'backup_path', 'Journal', 'merge_journal',
+           'models_needed', 'Stage2Run', 'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders',
+           'inline_cosines', 'run_stage2', 'nothing_usable', 'v2_problem', 'expected_vae_shape', 'verify_stage2',
+           'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -59,25 +63,6 @@ def resolve_image(
     if os.path.commonpath([root, p]) != root: raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {root}')
     return Path(p)
 
-def mask_problem(mask)->str|None:
-    "What is wrong with a `t5_attention_mask`, or None."
-    if not isinstance(mask, list): return f'is a {type(mask).__name__}, not a list'
-    if len(mask) != T5_MASK_LEN: return f'has length {len(mask)}, expected {T5_MASK_LEN}'
-    if any(type(v) is not int or v not in (0, 1) for v in mask): return 'holds values other than 0 and 1'
-    if not any(mask): return 'is all zeros'
-
-def record_problem(
-    rec:dict, # A JSONL record
-    need_mask:bool=False, # A missing mask is a problem too (format v2)
-)->tuple|None: # (kind, message) or None
-    "The first problem of a record's caption, mask and size."
-    cap = rec.get('caption')
-    if not isinstance(cap, str) or not cap.strip(): return 'missing_caption', f'caption is {cap!r}'
-    mask = rec.get('t5_attention_mask')
-    if (mask is not None or need_mask) and (why := mask_problem(mask)): return 'bad_mask', f't5_attention_mask {why}'
-    h,w = rec.get('height'), rec.get('width')
-    if not all(type(v) is int and v > 0 for v in (h, w)): return 'bad_size', f'height {h!r}, width {w!r} are not positive integers'
-
 def check_record(
     rec:dict, # A Stage 1 or format v2 record
     images_root:str|Path, # Directory image paths are relative to
@@ -86,7 +71,7 @@ def check_record(
     image = resolve_image(rec.get('image_path'), images_root)
     try: iid = validate_image_id(rec['image_id']) if 'image_id' in rec else image_id_from_path(rec['image_path'])
     except ImageIdError as e: raise BadRecord('bad_image_id', str(e)) from None
-    if p := record_problem(rec): raise BadRecord(*p)
+    if p := record_problem(rec, stage1=True): raise BadRecord(*p)
     return iid, image
 
 # %% ../nbs/04_stage2.ipynb #e8402e80
@@ -139,16 +124,6 @@ def _signals(handler):
     try: yield
     finally:
         for s,h in old.items(): signal.signal(s, h)
-
-@contextmanager
-def _exclusive(d:Path):
-    "Hold an exclusive lock on directory `d` for the block, or refuse at once."
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise ImgprepError(f'{d}: another imgprep_stage2 run is using it; wait for it to finish') from None
-        yield
-    finally: os.close(fd)
 
 # %% ../nbs/04_stage2.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -285,7 +260,7 @@ KINDS = ('dinov3', 'vae', 't5')
 BAD_RECORD_KINDS = ('bad_image_path', 'bad_image_id', 'missing_caption', 'bad_mask', 'bad_size', 'duplicate_image_id')
 COUNTERS = ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
             *BAD_RECORD_KINDS, 'missing_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
-            'mask_replaced', 'odd_ratio', 'new_dinov3', 'new_vae', 'new_t5', 'recovered_tmp')
+            'mask_replaced', 'truncated_captions', 'odd_ratio', 'new_dinov3', 'new_vae', 'new_t5', 'recovered_tmp')
 
 @dataclass
 class _Item:
@@ -317,6 +292,7 @@ class Stage2Run:
     vae_resolution:str = 'original'
     have:dict = None # kind -> image_ids with a `.npy`
     seen:dict = field(default_factory=dict) # image_id -> line of the record that uses it
+    truncated:list = field(default_factory=list) # image_ids of the first captions cut to the tokenizer's length
 
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in KINDS}
@@ -375,6 +351,16 @@ def bucket_fields(self:Stage2Run, it:_Item)->dict|None:
     return dict(vae_resolution='bucket', vae_crop_box=list(cover_crop_box(w, h, it.bucket)), vae_original_size=[w, h])
 
 @patch
+def count_truncated(self:Stage2Run, items:list):
+    "Count the captions of `items` longer than the T5 tokenizer's length (they are cut), keeping the first few ids for the warning."
+    t5 = self.encoders['t5']
+    ids = t5.tokenizer([it.rec['caption'] for it in items], truncation=False, verbose=False)['input_ids']
+    for it,n in zip(items, map(len, ids)):
+        if n <= t5.max_length: continue
+        self.counts['truncated_captions'] += 1
+        if len(self.truncated) < 5: self.truncated.append(it.image_id)
+
+@patch
 def plan(self:Stage2Run, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
     for it in items:
@@ -390,6 +376,7 @@ def plan(self:Stage2Run, items:list):
     need = [it for it in items if 't5' in it.todo or it.rec.get('t5_attention_mask') is None]
     if not need: return
     masks = self.encoders['t5'].tokenize([it.rec['caption'] for it in need])
+    self.count_truncated(need)
     self.counts['mask_replaced'] += len(mask_mismatches([it.rec.get('t5_attention_mask') for it in need], masks,
                                                         names=[self.where(it.line) for it in need]))
     for it,m in zip(need, masks): it.mask = m.tolist()
@@ -466,6 +453,109 @@ def chunk(self:Stage2Run, lines:list, journal:Journal):
     self.encode(items)
     for it in items: self.counts[self.tally(it)] += 1
 
+# %% ../nbs/04_stage2.ipynb #5fa7058f
+class EncodersMismatch(ImgprepError):
+    "This run would make arrays differently from those already in the tree."
+
+def _sha256(p:Path)->str:
+    h = hashlib.sha256()
+    with open(p, 'rb') as f:
+        while b := f.read(1<<20): h.update(b)
+    return h.hexdigest()
+
+def _model_file(kind:str, model_id:str, name:str)->Path|None:
+    "The file `name` of a local model directory or of a hub model in the local cache (a pipeline's VAE is in `vae/`), or None."
+    local = Path(model_id).expanduser()
+    for sub in (('vae/', '') if kind == 'vae' else ('',)):
+        if local.is_dir():
+            if (local/sub/name).is_file(): return local/sub/name
+            continue
+        from huggingface_hub import try_to_load_from_cache
+        if isinstance(f := try_to_load_from_cache(model_id, sub + name), str): return Path(f)
+
+def weights_identity(
+    kind:str, # 'dinov3', 'vae' or 't5'
+    model_id:str, # Hub id or local directory
+)->dict: # {'sha256': {file: digest}} or {'revision': commit}, `UNRESOLVED` when unknown
+    "What identifies the weights: the sha256 of each local `.safetensors`, or the revision of a cached hub model."
+    cfg = _model_file(kind, model_id, 'config.json')
+    if Path(model_id).expanduser().is_dir():
+        return {'sha256': {f.name: _sha256(f) for f in sorted(cfg.parent.glob('*.safetensors'))} if cfg else UNRESOLVED}
+    parts = cfg.parts if cfg else ()
+    return {'revision': parts[parts.index('snapshots')+1] if 'snapshots' in parts else UNRESOLVED}
+
+def describe_encoders(
+    kinds:list, # Kinds this run computes
+    models:dict, # kind -> hub id or directory (None: the default)
+    device:str='auto', # As for `run_stage2`
+    dtype:str='auto', # As for `run_stage2`
+    vae_resolution:str='original', # 'original' or 'bucket'
+)->dict: # The `encoders.json` of these settings
+    "How this run would make each kind of array, as `encoders.json` records it."
+    from imgprep.encoders import DINOV3_ID, VAE_ID, T5_ID, dinov3_preprocess_config, pick_device, pick_dtype, resolve_model
+    dev,out = pick_device(device),{}
+    for k in kinds:
+        mid = str(models.get(k) or dict(dinov3=DINOV3_ID, vae=VAE_ID, t5=T5_ID)[k])
+        resolve_model(k, mid)
+        d = dict(model_id=mid, weights=weights_identity(k, mid), compute_dtype=str(pick_dtype(dtype, dev, k)).removeprefix('torch.'),
+                 store_dtype=np.dtype(EMBEDDING_SPECS[k][1]).name)
+        if k == 'dinov3':
+            f = _model_file(k, mid, 'preprocessor_config.json')
+            d.update(pooling='pooler_output', preprocess=dinov3_preprocess_config(json.loads(f.read_text())) if f else UNRESOLVED)
+        if k == 'vae':
+            f = _model_file(k, mid, 'config.json')
+            cfg = json.loads(f.read_text()) if f else {}
+            d.update(resolution=vae_resolution, crop_multiple=VAE_CROP_MULTIPLE, pixels='RGB scaled to [-1, 1]', latent='posterior mean',
+                     scaling_factor=cfg.get('scaling_factor', UNRESOLVED), shift_factor=cfg.get('shift_factor', UNRESOLVED) if f else UNRESOLVED,
+                     scaling_applied=False)
+        if k == 't5': d.update(pooling='last_hidden_state', max_length=T5_MASK_LEN, padding='max_length', truncation=True)
+        out[k] = d
+    return json.loads(json.dumps(dict(format='imgprep-encoders', version=1, imgprep=__version__, kinds=out)))
+
+def check_encoders(
+    recorded:dict|None, # `encoders.json` as found (None: there is none)
+    current:dict, # `describe_encoders` of this run
+    accept:list=(), # Fields allowed to differ, such as 'vae.compute_dtype'
+    where:str|Path=ENCODERS_NAME, # The file, for the message
+)->dict: # What `encoders.json` holds after this run
+    "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
+    if recorded is None: return current
+    diffs = encoders_differences(recorded, current)
+    if refused := [d for d in diffs if d[0] not in (accept or ())]:
+        f,r,c = refused[0]
+        more = f" (also {', '.join(d[0] for d in refused[1:])})" if len(refused) > 1 else ''
+        raise EncodersMismatch(f"{where}: {f} differs: this tree's arrays were made with {r!r}, this run would use {c!r}{more}; "
+                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --output-base-dir")
+    both = {**current['kinds'], **recorded['kinds']}
+    out = {**recorded, 'kinds': {k: both[k] for k in KINDS if k in both}}  # in pipeline order, whichever run added a kind
+    if new := [dict(field=f, recorded=r, run=c) for f,r,c in diffs if dict(field=f, recorded=r, run=c) not in recorded.get('accepted', [])]:
+        out['accepted'] = recorded.get('accepted', []) + new
+    return out
+
+# %% ../nbs/04_stage2.ipynb #467eaccc
+INLINE_CHECK = 8 # records whose inline vector is recomputed when the DINOv3 model is loaded anyway
+INLINE_MIN_COSINE = 0.99
+
+def inline_cosines(
+    src:Path, # JSONL
+    images_root:str|Path, # For `check_record`
+    encoder, # A loaded `DinoV3Encoder`
+    n:int, # Records to compare
+)->list: # Cosine similarity of each compared record's inline vector with the recomputed one
+    "Recompute the DINOv3 vectors of the first `n` usable records with an inline vector and an image, and compare."
+    from imgprep.encoders import encode_image_files
+    picks = []
+    with _quiet():
+        for _,rec in iter_jsonl(src):
+            try: _,image = check_record(rec, images_root)
+            except BadRecord: continue
+            if (v := inline_embedding(rec)[0]) is not None and image.is_file(): picks.append((image, v))
+            if len(picks) == n: break
+    out = []
+    for i,a,_ in encode_image_files(encoder, [p for p,_ in picks], batch_size=1, num_workers=0):
+        if a is not None: out.append(float(a @ picks[i][1] / max(float(np.linalg.norm(a)*np.linalg.norm(picks[i][1])), 1e-30)))
+    return out
+
 # %% ../nbs/04_stage2.ipynb #ff57b61d
 def _progress_line(c:Counter)->str:
     return f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']})"
@@ -496,11 +586,13 @@ def run_stage2(
     t5_model:str|None=None, # Hub id or directory; default `encoders.T5_ID`
     device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
     dtype:str='auto', # Compute dtype; 'auto': bfloat16 on CUDA, float32 elsewhere
-    vae_resolution:str='original', # 'original': (16, H//8, W//8); 'bucket': the aspect bucket's latent shape
+    vae_resolution:str='original', # 'original': the image cropped to multiples of 16, (16, H/8, W/8); 'bucket': the bucket's latent shape
+    check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and compare (None: `INLINE_CHECK` if the model is loaded anyway; 0: never)
+    accept:list|None=None, # `encoders.json` fields allowed to differ from the tree's, such as ['vae.compute_dtype']
     min_free_gb:float=20, # Refuse to start with less free disk where outputs go
     verify:bool=False, # Only check the Stage 2 tree (see `verify_stage2`); change nothing
     progress_every:int=500, # Print a progress line every this many records (0: never)
-)->dict: # Counters (see `COUNTERS`), plus `models`: the encoders loaded
+)->dict: # Counters (see `COUNTERS`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing embeddings; resumable, idempotent, loss-proof."
     passes = parse_passes(passes)
     jsonl = Path(jsonl)
@@ -509,9 +601,10 @@ def run_stage2(
     if vae_resolution not in ('original', 'bucket'): raise ImgprepError(f'--vae-resolution {vae_resolution!r}: use original or bucket')
     if batch_size < 1: raise ImgprepError(f'--batch-size {batch_size}: must be at least 1')
     if not (jsonl.is_file() or lay.jsonl.is_file()): raise FileNotFoundError(f'{jsonl}: no such JSONL; give the Stage 1 file with --jsonl')
+    if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
     check_free_disk(lay.base, min_free_gb)
     lay.base.mkdir(parents=True, exist_ok=True)
-    with _exclusive(lay.base):
+    with exclusive_dir(lay.base, 'imgprep_stage2'):
         counts = Counter(dict.fromkeys(COUNTERS, 0))
         backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
         if (jp := journal_path(lay.jsonl)).exists():
@@ -521,11 +614,37 @@ def run_stage2(
         run = Stage2Run(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, passes, Path(images_root).absolute(), counts,
                         batch_size=batch_size, vae_resolution=vae_resolution)
         kinds = models_needed(run.src, passes, run.have, images_root)
-        run.encoders = _load_encoders(kinds, dinov3_model=dinov3_model, vae_model=vae_model, t5_model=t5_model, device=device, dtype=dtype) if kinds else {}
-        try: _run_chunks(run, backup, progress_every)
+        n_check = (INLINE_CHECK if 'dinov3' in kinds else 0) if check_inline is None else check_inline
+        kinds += ['dinov3'] if n_check and 'dinov3' not in kinds else []
+        models = dict(dinov3=dinov3_model, vae=vae_model, t5=t5_model)
+        settings = lambda: describe_encoders(kinds, models, device, dtype, vae_resolution)
+        where = lay.base/ENCODERS_NAME
+        recorded = read_encoders(where)
+        if kinds: check_encoders(recorded, settings(), accept, where)
+        run.encoders = _load_encoders(kinds, **{f'{k}_model': v for k,v in models.items()}, device=device, dtype=dtype) if kinds else {}
+        try:
+            found = _check_inline(run, n_check) if n_check else {}
+            merged = check_encoders(recorded, settings(), accept, where) if kinds else recorded  # the models are cached now
+            if merged != recorded: atomic_write_json(where, merged)
+            _run_chunks(run, backup, progress_every)
         finally:
             for e in run.encoders.values(): e.close()
-    return {**counts, 'models': '+'.join(kinds) or 'none'}
+    if nothing_usable(counts): logger.warning(f'{run.src}: no usable record among {counts["total"]}; see the warnings above')
+    return {**counts, 'models': '+'.join(kinds) or 'none', **found}
+
+def _check_inline(run:Stage2Run, n:int)->dict:
+    "Compare up to `n` inline DINOv3 vectors with the model's; `ImgprepError` below `INLINE_MIN_COSINE`."
+    cos = inline_cosines(run.src, run.images_root, run.encoders['dinov3'], n)
+    if not cos: return {}
+    if (m := min(cos)) < INLINE_MIN_COSINE:
+        raise ImgprepError(f"{run.src}: inline dinov3_embedding vectors are not what {run.encoders['dinov3'].model_id} computes (minimum cosine {m:.3f} "
+                           f'over {len(cos)} records, below {INLINE_MIN_COSINE}): Stage 1 used a different vector (mean of patch tokens, normalised, '
+                           'other preprocessing or model); remove the dinov3_embedding fields so Stage 2 computes them all, or pass --check-inline 0 to keep them')
+    return {'inline_checked': len(cos), 'inline_min_cosine': round(m, 4)}
+
+def nothing_usable(counts:dict)->bool:
+    "True when a run kept no record: there was none, or every one was dropped."
+    return 'total' in counts and counts['total'] == sum(counts[k] for k in BAD_RECORD_KINDS)
 
 def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int):
     "Make the directories, process every chunk into a journal, and merge it (also when interrupted)."
@@ -540,6 +659,9 @@ def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int):
                 run.chunk(lines, journal)
                 progress.tick(len(lines))
             journal.write([{'end': sum(run.counts[k] for k in ('total', 'blank_lines', 'malformed_lines'))}])
+            if n := run.counts['truncated_captions']:
+                logger.warning(f"{n} captions are longer than {run.encoders['t5'].max_length} T5 tokens and were cut to fit (first: {', '.join(run.truncated)}); "
+                               'their T5 states see only the beginning')
         except KeyboardInterrupt as e: stop = e
         finally: journal.close()
         _merge(journal.path, run.lay.jsonl, backup)
@@ -553,36 +675,45 @@ VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_i
 
 def v2_problem(rec:dict)->str|None:
     "What makes `rec` not a well-formed format v2 record (besides `format_version`), or None."
-    if p := record_problem(rec, need_mask=True): return p[1]
+    if p := record_problem(rec): return p[1]
     if not isinstance(rec.get('image_path'), str) or not rec['image_path']: return f"image_path is {rec.get('image_path')!r}"
     if (b := rec.get('aspect_bucket')) not in BUCKET_NAMES: return f'aspect_bucket {b!r} is not one of the seven buckets'
     if b != (a := assign_bucket(rec['width'], rec['height'])): return f'aspect_bucket {b} but {rec["width"]}x{rec["height"]} belongs to {a}'
     if inline := [k for k,v in rec.items() if k in INLINE_FIELDS or (isinstance(v, list) and len(v) > T5_MASK_LEN)]:
         return f'inline arrays left in the record: {", ".join(inline)}'
 
-def expected_vae_shape(rec:dict)->tuple:
-    "(16, h, w) of a record's latent: the record's size over 8, or its bucket's in bucket mode."
-    w,h = parse_bucket(rec['aspect_bucket']) if rec.get('vae_resolution') == 'bucket' else (rec['width'], rec['height'])
-    return (16, h//8, w//8)
+def expected_vae_shape(
+    rec:dict, # A v2 record
+    multiple:int=VAE_CROP_MULTIPLE, # Original resolution: the sides were cropped to multiples of this (8 in trees older than `encoders.json`)
+)->tuple:
+    "(16, h, w) of a record's latent: its size cropped to multiples of `multiple`, over 8, or its bucket's in bucket mode."
+    if rec.get('vae_resolution') == 'bucket':
+        w,h = parse_bucket(rec['aspect_bucket'])
+        return (16, h//8, w//8)
+    return (16, rec['height']//multiple*multiple//8, rec['width']//multiple*multiple//8)
 
-def _npy_problem(kind:str, path:Path, rec:dict)->tuple|None:
+def _npy_problem(kind:str, path:Path, rec:dict, multiple:int=VAE_CROP_MULTIPLE)->tuple|None:
     "(counter, message) for a `.npy` that cannot be used as `rec`'s `kind` embedding, or None."
     try: arr = load_npy(path)
     except Exception as e: return 'unreadable_npy', f'{type(e).__name__}: {e}'
     if why := check_embedding(kind, arr):
         return {'dtype': 'bad_dtype', 'shape': 'bad_shape'}.get(why.split()[0], 'non_finite'), why
-    if kind == 'vae' and arr.shape != (exp := expected_vae_shape(rec)): return 'bad_shape', f'shape {arr.shape}, the record needs {exp}'
+    if kind == 'vae' and arr.shape != (exp := expected_vae_shape(rec, multiple)): return 'bad_shape', f'shape {arr.shape}, the record needs {exp}'
 
 # %% ../nbs/04_stage2.ipynb #3cda6ae7
 def verify_stage2(
     base:str|Path, # Stage 2 base directory
     jsonl_name:str=JSONL_NAME, # Metadata file name in `base`
-)->dict: # Counters: `records`, `complete`, every kind in `VERIFY_PROBLEMS`, and `problems` (their sum)
+)->dict: # Counters: `records`, `complete`, `no_encoders_json`, every kind in `VERIFY_PROBLEMS`, and `problems` (their sum)
     "Check a Stage 2 tree without changing it: records, the three directories, and how they match."
     lay = Stage2Layout(base, jsonl_name)
     if not lay.jsonl.is_file(): raise FileNotFoundError(f'{lay.jsonl}: no Stage 2 metadata; run imgprep_stage2 first')
-    c = Counter(dict.fromkeys(('records', 'complete', *VERIFY_PROBLEMS), 0))
+    c = Counter(dict.fromkeys(('records', 'complete', 'no_encoders_json', *VERIFY_PROBLEMS), 0))
     def bad(kind, where, msg): c[kind] += 1; logger.warning(f'{where}: {kind}: {msg}')
+    enc = read_encoders(lay.base/ENCODERS_NAME)
+    if enc is None: bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing: which models, dtype and latent resolution made these arrays is not '
+                        'recorded (trees made before imgprep recorded it); a run that computes embeddings writes it')
+    multiple = VAE_CROP_MULTIPLE if enc and 'vae' in enc['kinds'] else 8
     have = {k: lay.existing_ids(k) for k in KINDS}
     ids = {}
     for line,rec in iter_jsonl(lay.jsonl, c):
@@ -592,9 +723,7 @@ def verify_stage2(
         if why := v2_problem(rec): bad('bad_fields', where, why)
         iid = rec.get('image_id')
         try: validate_image_id(iid)
-        except ImageIdError as e:
-            bad('bad_fields', where, str(e))
-            continue
+        except ImageIdError: continue  # `v2_problem` said so
         if iid in ids:
             bad('duplicate_image_id', where, f'image_id {iid!r} is already used by line {ids[iid]}')
             continue
@@ -603,7 +732,7 @@ def verify_stage2(
         for kind in KINDS:
             path = lay.npy_path(kind, iid)
             if iid not in have[kind]: p = (f'missing_{kind}', f'{path} does not exist')
-            else: p = _npy_problem(kind, path, rec) if not why else None
+            else: p = _npy_problem(kind, path, rec, multiple) if not why else None
             if p: bad(p[0], path if iid in have[kind] else where, p[1])
             ok = ok and not p and iid in have[kind]
         c['complete'] += ok
@@ -625,10 +754,13 @@ def main(argv:list|None=None):
     p.add_argument('--device', default='auto', help='auto, cpu, cuda, cuda:N or mps (default: %(default)s)')
     p.add_argument('--dtype', default='auto', help='compute dtype: auto, float32 or bfloat16 (default: %(default)s)')
     p.add_argument('--vae-resolution', default='original', choices=('original', 'bucket'), help='latent of the image as it is, or of its aspect bucket (default: %(default)s)')
+    p.add_argument('--check-inline', type=int, metavar='N', help=f'recompute N inline DINOv3 vectors and stop if they differ (default: {INLINE_CHECK} when the model is loaded anyway; 0: never)')
+    p.add_argument('--accept', action='append', metavar='FIELD', help="add files although this encoders.json field differs from the tree's, e.g. vae.compute_dtype (repeatable)")
     p.add_argument('--min-free-gb', type=float, default=20, help='refuse to start with less free disk (default: %(default)s)')
     p.add_argument('--verify', action='store_true', help='only check the Stage 2 tree and report every inconsistency; exit 1 if any')
     a = p.parse_args(argv)
     run_cli('imgprep_stage2', run_stage2, jsonl=a.jsonl, output_base_dir=a.output_base_dir, images_root=a.images_root,
                    passes=a.passes, batch_size=a.batch_size, dinov3_model=a.dinov3_model, vae_model=a.vae_model,
                    t5_model=a.t5_model, device=a.device, dtype=a.dtype, vae_resolution=a.vae_resolution,
-                   min_free_gb=a.min_free_gb, verify=a.verify, failed=lambda c: c.get('problems', 0) > 0)
+                   check_inline=a.check_inline, accept=a.accept, min_free_gb=a.min_free_gb, verify=a.verify,
+                   failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))

@@ -12,10 +12,10 @@ from typing import Iterator
 import numpy as np
 
 from .core import (ImgprepError, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS, EMBEDDING_SPECS,
-                          T5_MASK_LEN, validate_image_id, check_embedding, iter_jsonl, load_npy, atomic_write_json)
+                          check_embedding, iter_jsonl, load_npy, atomic_write_json)
 from .buckets import BUCKET_NAMES
-from .shards import NPY_MEMBERS, existing_shards
-from .loader import tar_samples, load_npy_bytes
+from .format import NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem, record_problem
+from .loader import tar_samples
 
 # %% auto #0
 __all__ = ['KINDS', 'SHARD_MEMBERS', 'STATS_NAME', 'Moments', 'stage2_samples', 'shard_samples', 'collect_stats', 'find_source',
@@ -61,21 +61,25 @@ def _load(loader, kind:str, where:str, counts:Counter)->np.ndarray|None:
         counts[f'unreadable_{kind}'] += 1
         logger.warning(f'{where}: {kind}: unreadable .npy ({e})')
 
+def _bad_record(rec:dict, where:str, counts:Counter)->bool:
+    "Count and log a record that breaks the format's rules (`format.record_problem`): it never reaches a shard, so it stays out."
+    if (why := record_problem(rec)) is None: return False
+    counts[why[0]] += 1
+    logger.warning(f'{where}: {why[0]}: {why[1]}; left out of the statistics')
+    return True
+
 def stage2_samples(
     jsonl:str|Path, # Stage 2 metadata JSONL; the `.npy` directories sit beside it
-    counts:Counter, # Incremented: `malformed_lines`, `bad_records`, `missing_<kind>`, `unreadable_<kind>`
+    counts:Counter, # Incremented: `malformed_lines`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
 )->Iterator[dict]:
-    "Yield one sample dict per Stage 2 record, with its `.npy` files loaded."
+    "Yield one sample dict per usable Stage 2 record, with its `.npy` files loaded."
     jsonl = Path(jsonl)
     lay = Stage2Layout(jsonl.parent, jsonl.name)
     present = {k: lay.existing_ids(k) for k in KINDS}
     for lineno,rec in iter_jsonl(jsonl, counts):
         where = f'{jsonl}:{lineno}'
-        try: iid = validate_image_id(rec.get('image_id'))
-        except ImgprepError as e:
-            counts['bad_records'] += 1
-            logger.warning(f'{where}: skipped: {e}')
-            continue
+        if _bad_record(rec, where, counts): continue
+        iid = rec['image_id']
         s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), mask=rec.get('t5_attention_mask'))
         for k in KINDS:
             if iid in present[k]: s[k] = _load(lambda: load_npy(lay.npy_path(k, iid)), k, where, counts)
@@ -87,21 +91,21 @@ SHARD_MEMBERS = {ext: kind for kind,ext in NPY_MEMBERS.items()} | {'t5m.npy': 'm
 
 def shard_samples(
     tars:list, # Shard paths
-    counts:Counter, # Incremented: `bad_records`, `missing_<kind>`, `unreadable_<kind>`
+    counts:Counter, # Incremented: `bad_json`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
 )->Iterator[dict]:
     "Yield one sample dict per WebDataset sample in `tars`."
     for g in tar_samples({'url': str(t)} for t in tars):
         where = f"{g['__url__']}:{g['__key__']}"
         try: meta = json.loads(g['json'])
         except (KeyError, ValueError) as e:
-            counts['bad_records'] += 1
+            counts['bad_json'] += 1
             logger.warning(f'{where}: skipped: no readable .json member ({e!r})')
             continue
         s = dict(where=where, image_id=meta.get('image_id', g['__key__']), bucket=meta.get('aspect_bucket'))
         for ext,k in SHARD_MEMBERS.items():
             if ext in g: s[k] = _load(lambda: load_npy_bytes(g[ext]), k, where, counts)
             else: s[k] = None; counts[f'missing_{k}'] += 1
-        yield s
+        if not _bad_record({**meta, 't5_attention_mask': s['mask'].tolist() if s['mask'] is not None else None}, where, counts): yield s
 
 # %% ../nbs/09a_stats.ipynb #55175b66
 def _usable(kind:str, arr:np.ndarray|None, where:str, counts:Counter)->np.ndarray|None:
@@ -119,11 +123,11 @@ def _usable(kind:str, arr:np.ndarray|None, where:str, counts:Counter)->np.ndarra
     return arr
 
 def _tokens(mask, where:str, counts:Counter)->int|None:
-    "Number of ones in a 77-long 0/1 mask, else None (counted as `bad_mask`)."
-    m = np.asarray(mask if mask is not None else [])
-    if m.shape == (T5_MASK_LEN,) and np.isin(m, (0, 1)).all(): return int(m.sum())
+    "Number of ones in a valid mask (`format.mask_problem`), else None (counted as `bad_mask`)."
+    mask = mask.tolist() if isinstance(mask, np.ndarray) else mask
+    if (why := mask_problem(mask)) is None: return sum(mask)
     counts['bad_mask'] += 1
-    logger.warning(f'{where}: t5 mask is not {T5_MASK_LEN} zeros and ones')
+    logger.warning(f'{where}: {why}')
 
 def _summary(values:list)->dict|None:
     v = np.asarray(values, np.float64)
