@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_images.ipynb #7fe599f1
 from __future__ import annotations
-import os, warnings
+import io, os, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,13 +25,14 @@ def _refuse(path, why:str)->ImageError: return ImageError(f'{path}: {why}')
 
 @contextmanager
 def _open(
-    path:str|Path, # Image file
+    path:str|Path, # Image file (named in errors; not read when `data` is given)
+    data:bytes|None=None, # The file's bytes, when the caller has read them already
 ):
-    "Open `path` lazily (header only); inside the block any failure becomes an `ImageError` naming the file."
+    "Open `path`, or its bytes `data`, lazily (header only); inside the block any failure becomes an `ImageError` naming the file."
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', Image.DecompressionBombWarning) # our own limit below replaces it
-            im = Image.open(path)
+            im = Image.open(path if data is None else io.BytesIO(data))
         with im:
             w,h = im.size
             if w*h > MAX_PIXELS: raise _refuse(path, f'{w}x{h} is over the decompression-bomb limit of {MAX_PIXELS:,} pixels')
@@ -40,7 +41,8 @@ def _open(
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e: raise _refuse(path, (e.strerror or str(e)).lower()) from e
     except Image.DecompressionBombError as e: raise _refuse(path, f'decompression bomb refused by PIL ({e})') from e
     except UnidentifiedImageError as e:
-        raise _refuse(path, 'empty file (0 bytes)' if os.path.getsize(path) == 0 else 'not an image PIL can read') from e
+        empty = len(data) == 0 if data is not None else os.path.getsize(path) == 0
+        raise _refuse(path, 'empty file (0 bytes)' if empty else 'not an image PIL can read') from e
     except Exception as e: raise _refuse(path, f'truncated or corrupt image ({type(e).__name__}: {e})') from e
 
 # %% ../nbs/02_images.ipynb #86bbe7f9
@@ -55,9 +57,10 @@ def _orientation(im:Image.Image)->int:
 
 def image_size(
     path:str|Path, # Image file
+    data:bytes|None=None, # Its bytes, if already read (ingest hashes them too): parsed from memory, `path` is not opened
 )->tuple: # (width, height) as displayed
     "The EXIF-oriented (width, height) of `path`, read from its header without decoding pixels."
-    with _open(path) as im:
+    with _open(path, data) as im:
         w,h = im.size
         return (h, w) if _orientation(im) >= 5 else (w, h)
 
