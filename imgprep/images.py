@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_images.ipynb #7fe599f1
 from __future__ import annotations
-import io, os, warnings
+import io, os, struct, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,9 +60,71 @@ def image_size(
     data:bytes|None=None, # Its bytes, if already read (ingest hashes them too): parsed from memory, `path` is not opened
 )->tuple: # (width, height) as displayed
     "The EXIF-oriented (width, height) of `path`, read from its header without decoding pixels."
+    if data is not None and (hdr := _jpeg_header(data)) is not None and hdr[0]*hdr[1] <= _quiet_pixels():
+        w,h,o = hdr
+        return (h, w) if o >= 5 else (w, h)
     with _open(path, data) as im:
         w,h = im.size
         return (h, w) if _orientation(im) >= 5 else (w, h)
+
+# %% ../nbs/02_images.ipynb #03fad5ed
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC} # Start of frame (baseline, progressive, lossless...)
+_SKIPPED = frozenset({0xC4, 0xCC, 0xDD, 0xFE, *range(0xE0, 0xF0)}) # DHT, DAC, DRI, COM, APP0-15
+_TIFF_ORDER = {b'II*\x00': '<', b'MM\x00*': '>'}
+_TIFF_UNIT = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8} # bytes per value, by TIFF type
+
+def _exif_orientation(
+    tiff:bytes, # An EXIF block after its `Exif\0\0` header: a little TIFF file
+)->int|None: # The orientation tag of its first directory, 0 when absent, None when the block is not plain
+    "IFD0's orientation in an EXIF block, read only when it is the one plain SHORT value PIL would read."
+    end = _TIFF_ORDER.get(tiff[:4])
+    if end is None or len(tiff) < 8: return None
+    off = struct.unpack_from(end+'I', tiff, 4)[0]
+    if off < 8 or off + 2 > len(tiff): return None
+    n = struct.unpack_from(end+'H', tiff, off)[0]
+    if off + 2 + 12*n + 4 > len(tiff): return None
+    for k in range(off+2, off+2+12*n, 12):
+        tag,typ,count = struct.unpack_from(end+'HHI', tiff, k)
+        if tag == 0x0112: return struct.unpack_from(end+'H', tiff, k+8)[0] if (typ, count) == (3, 1) else None
+        size = count * _TIFF_UNIT.get(typ, 0)
+        if size > 4 and struct.unpack_from(end+'I', tiff, k+8)[0] + size > len(tiff): return None # PIL stops reading here
+    return 0
+
+def _jpeg_header(
+    data:bytes, # The bytes of a file
+)->tuple|None: # (width, height, orientation 1-8), or None
+    "Stored size and EXIF orientation of a JPEG whose header is plain; None for anything else, which PIL then reads."
+    if data[:3] != b'\xff\xd8\xff': return None
+    i,n,size,exif,xmp = 2,len(data),None,None,False
+    while True:
+        if i + 4 > n or data[i] != 0xFF: return None
+        m,j = data[i+1],i + 2 + ((data[i+2] << 8) | data[i+3]) # marker, end of its segment
+        if j < i + 4 or j > n: return None
+        if m == 0xDA: break # start of scan: the header is over
+        s = i + 4 # start of the segment's payload
+        if m in _SOF:
+            if size is not None or j - s < 6 or data[s] != 8 or data[s+5] not in (1, 3, 4): return None
+            size = ((data[s+3] << 8) | data[s+4], (data[s+1] << 8) | data[s+2])
+        elif m == 0xDB: # quantization tables: 65 or 129 bytes each, exactly filling the segment
+            while s < j: s += 65 if data[s] < 16 else 129
+            if s != j: return None
+        elif m == 0xE1 and data.startswith(b'Exif\x00\x00', s, j):
+            if exif is not None: return None
+            exif = data[s+6:j]
+        elif m == 0xE1 and data.startswith(b'http://ns.adobe.com/xap/1.0/\x00', s, j): xmp = True
+        elif m == 0xE2 and (data.startswith(b'MPF\x00', s, j) or data.startswith(b'ICC_PROFILE\x00', s, j) and j - s < 14): return None
+        elif m in (0xE0, 0xEE) and data.startswith(b'JFIF' if m == 0xE0 else b'Adobe', s, j) and j - s < 7: return None
+        elif m == 0xED and data.startswith(b'Photoshop 3.0\x00', s, j): return None
+        elif m not in _SKIPPED: return None
+        i = j
+    if size is None or 0 in size: return None
+    o = 0 if exif is None else _exif_orientation(exif)
+    if o is None or (o == 0 and xmp): return None # XMP may hold the orientation: PIL reads it
+    return (*size, o if o in _TRANSPOSE else 1)
+
+def _quiet_pixels()->int:
+    "Largest image that PIL opens without a warning or an error, and that we accept."
+    return MAX_PIXELS if Image.MAX_IMAGE_PIXELS is None else min(MAX_PIXELS, Image.MAX_IMAGE_PIXELS)
 
 # %% ../nbs/02_images.ipynb #d8709eef
 _SIXTEEN_BIT = ('I', 'I;16', 'I;16B', 'I;16L', 'I;16N')
