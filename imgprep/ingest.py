@@ -338,8 +338,10 @@ def _infos(paths:list, decode:bool, workers:int)->Iterator:
     if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
         for p in paths: yield from _inspect_chunk([p], decode)
         return
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork')) as ex:
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
+    try:
         for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode)): yield from res
+    finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
 
 def _inspected(cands:list, decode:bool, workers:int)->Iterator:
     "`(candidate, info or ImageError)` in order; with `workers` > 1, worker processes read, hash and parse the files."
