@@ -1,19 +1,22 @@
 """Benchmark imgprep_ingest: images/s over a folder of real photographs, against a bare loop in the same run.
 
-    python bench/bench_ingest.py [--images 10000] [--repeats 2]
+    python bench/bench_ingest.py [--images 10000] [--repeats 5] [--workers 2]
 
 The folder holds `--images` JPEGs made from the photographs matplotlib and scikit-image ship (at their own
 sizes, 300x451 to 512x741 pixels; the total size is printed), each made unique by a JPEG comment so that
 none is a duplicate, with a `.txt` caption beside each, half of them EXIF-rotated. The bare loop only opens each file with PIL
 and reads its size (`Image.open(p).size`: a header read, what a hand-written converter does); ingest walks
-the folder, reads every caption, reads each header with EXIF orientation, hashes every byte with SHA-256,
-checks animation where it can happen, assigns the split and writes the JSONL. Both read files from the
-page cache (the folder was just written, and each timing is the best of `--repeats`). No T5 is cached
-here, so caption lengths are estimated and transformers is never imported. Two more loops show where
-ingest's time goes: `imgprep.images.image_size` alone (the header with EXIF orientation, as Stage 2 reads
-it) and SHA-256 alone.
+the folder, reads every caption, reads each image file once, hashes every byte with SHA-256 and reads the
+header with EXIF orientation from the same bytes, checks animation where it can happen, assigns the split
+and writes the JSONL, with `--workers` worker processes reading the images. Both read files from the page
+cache (the folder was just written). The loops run interleaved, `--repeats` times each, so that load from
+other processes falls on both; the best and the median of each are printed, with the ratio of the bests,
+the ratio of the medians and the range of the per-round ratios, and the load average before and after.
+No T5 is cached here, so caption lengths are estimated and transformers is never imported. More loops
+show where ingest's time goes: ingest in one process (`--workers 1`), `imgprep.images.image_size` alone
+(the header with EXIF orientation, read with PIL from the path, as Stage 2 reads it) and SHA-256 alone.
 """
-import argparse, io, os, shutil, struct, sys, tempfile, time
+import argparse, io, os, shutil, statistics, struct, sys, tempfile, time
 from pathlib import Path
 
 import matplotlib, skimage
@@ -72,8 +75,8 @@ def timed_ingest(d:Path, out:Path, workers:int)->tuple:
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--images', type=int, default=10_000)
-    p.add_argument('--repeats', type=int, default=2, help='timings per side; the best is reported')
-    p.add_argument('--workers', type=int, default=2, help="ingest's reader threads")
+    p.add_argument('--repeats', type=int, default=5, help='rounds; each round times every loop once')
+    p.add_argument('--workers', type=int, default=2, help="ingest's worker processes")
     a = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix='bench_ingest.'))
     try:
@@ -81,20 +84,30 @@ def main():
         paths = make_folder(tmp/'photos', a.images)
         mb = sum(p.stat().st_size for p in paths)/1e6
         print(f'folder: {a.images} JPEGs ({mb:.0f} MB) with captions, made in {time.perf_counter()-t:.1f} s')
-        bare_s,ingest_s,size_s,sha_s = [],[],[],[]
+        load0 = os.getloadavg()
+        bare_s,ingest_s,one_s,size_s,sha_s = [],[],[],[],[]
         for r in range(a.repeats):
             bare_s.append(bare(paths))
-            size_s.append(loop(image_size, paths))
-            sha_s.append(loop(file_sha256, paths))
             s,c = timed_ingest(tmp/'photos', tmp/f'out{r}.jsonl', a.workers)
             ingest_s.append(s)
-        assert c['written'] == a.images, c
-        b,i = min(bare_s), min(ingest_s)
-        print(f'bare loop (PIL open + size): {a.images/b:8.0f} images/s  ({b:.2f} s)')
-        print(f'ingest, {a.workers} threads (+EXIF, SHA-256, captions, split, JSONL): {a.images/i:8.0f} images/s  ({i:.2f} s)  '
-              f'{mb/i:.0f} MB/s hashed')
-        print(f'  for reference, image_size alone: {a.images/min(size_s):8.0f} images/s; SHA-256 alone: {a.images/min(sha_s):8.0f} images/s')
-        print(f'ratio ingest/bare: {b/i:.2f}x  (goal >= 0.5x)')
+            assert c['written'] == a.images, c
+            one_s.append(timed_ingest(tmp/'photos', tmp/f'one{r}.jsonl', 1)[0])
+            size_s.append(loop(image_size, paths))
+            sha_s.append(loop(file_sha256, paths))
+        assert (tmp/'out0.jsonl').read_bytes() == (tmp/'one0.jsonl').read_bytes()
+        n = a.images
+        def rate(ts): return f'best {n/min(ts):6.0f}  median {n/statistics.median(ts):6.0f}  worst {n/max(ts):6.0f} images/s'
+        print(f'machine: {os.cpu_count()} CPUs; load average (1, 5, 15 min) {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} before, '
+              f'{" ".join(f"{x:.2f}" for x in os.getloadavg())} after')
+        print(f'bare loop (PIL open + size):                {rate(bare_s)}')
+        print(f'ingest, {a.workers} worker processes:               {rate(ingest_s)}  ({mb/min(ingest_s):.0f} MB/s hashed)')
+        print(f'  for reference, ingest in one process:     {rate(one_s)}')
+        print(f'  image_size alone (PIL, from the path):    {rate(size_s)}')
+        print(f'  SHA-256 alone:                            {rate(sha_s)}')
+        rounds = sorted(b/i for b,i in zip(bare_s, ingest_s))
+        print(f'ratio ingest/bare: {min(bare_s)/min(ingest_s):.2f}x of the bests, {statistics.median(bare_s)/statistics.median(ingest_s):.2f}x '
+              f'of the medians, {rounds[0]:.2f}-{rounds[-1]:.2f}x per round (goal >= 0.5x); in one process '
+              f'{min(bare_s)/min(one_s):.2f}x of the bests')
         print(f'counters: written={c["written"]} val={c["val"]} caption_tokens={c["caption_tokens"]}')
     finally: shutil.rmtree(tmp, ignore_errors=True)
 

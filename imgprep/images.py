@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_images.ipynb #7fe599f1
 from __future__ import annotations
-import os, warnings
+import io, os, struct, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,13 +25,14 @@ def _refuse(path, why:str)->ImageError: return ImageError(f'{path}: {why}')
 
 @contextmanager
 def _open(
-    path:str|Path, # Image file
+    path:str|Path, # Image file (named in errors; not read when `data` is given)
+    data:bytes|None=None, # The file's bytes, when the caller has read them already
 ):
-    "Open `path` lazily (header only); inside the block any failure becomes an `ImageError` naming the file."
+    "Open `path`, or its bytes `data`, lazily (header only); inside the block any failure becomes an `ImageError` naming the file."
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', Image.DecompressionBombWarning) # our own limit below replaces it
-            im = Image.open(path)
+            im = Image.open(path if data is None else io.BytesIO(data))
         with im:
             w,h = im.size
             if w*h > MAX_PIXELS: raise _refuse(path, f'{w}x{h} is over the decompression-bomb limit of {MAX_PIXELS:,} pixels')
@@ -40,7 +41,8 @@ def _open(
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e: raise _refuse(path, (e.strerror or str(e)).lower()) from e
     except Image.DecompressionBombError as e: raise _refuse(path, f'decompression bomb refused by PIL ({e})') from e
     except UnidentifiedImageError as e:
-        raise _refuse(path, 'empty file (0 bytes)' if os.path.getsize(path) == 0 else 'not an image PIL can read') from e
+        empty = len(data) == 0 if data is not None else os.path.getsize(path) == 0
+        raise _refuse(path, 'empty file (0 bytes)' if empty else 'not an image PIL can read') from e
     except Exception as e: raise _refuse(path, f'truncated or corrupt image ({type(e).__name__}: {e})') from e
 
 # %% ../nbs/02_images.ipynb #86bbe7f9
@@ -55,11 +57,74 @@ def _orientation(im:Image.Image)->int:
 
 def image_size(
     path:str|Path, # Image file
+    data:bytes|None=None, # Its bytes, if already read (ingest hashes them too): parsed from memory, `path` is not opened
 )->tuple: # (width, height) as displayed
     "The EXIF-oriented (width, height) of `path`, read from its header without decoding pixels."
-    with _open(path) as im:
+    if data is not None and (hdr := _jpeg_header(data)) is not None and hdr[0]*hdr[1] <= _quiet_pixels():
+        w,h,o = hdr
+        return (h, w) if o >= 5 else (w, h)
+    with _open(path, data) as im:
         w,h = im.size
         return (h, w) if _orientation(im) >= 5 else (w, h)
+
+# %% ../nbs/02_images.ipynb #03fad5ed
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC} # Start of frame (baseline, progressive, lossless...)
+_SKIPPED = frozenset({0xC4, 0xCC, 0xDD, 0xFE, *range(0xE0, 0xF0)}) # DHT, DAC, DRI, COM, APP0-15
+_TIFF_ORDER = {b'II*\x00': '<', b'MM\x00*': '>'}
+_TIFF_UNIT = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8} # bytes per value, by TIFF type
+
+def _exif_orientation(
+    tiff:bytes, # An EXIF block after its `Exif\0\0` header: a little TIFF file
+)->int|None: # The orientation tag of its first directory, 0 when absent, None when the block is not plain
+    "IFD0's orientation in an EXIF block, read only when it is the one plain SHORT value PIL would read."
+    end = _TIFF_ORDER.get(tiff[:4])
+    if end is None or len(tiff) < 8: return None
+    off = struct.unpack_from(end+'I', tiff, 4)[0]
+    if off < 8 or off + 2 > len(tiff): return None
+    n = struct.unpack_from(end+'H', tiff, off)[0]
+    if off + 2 + 12*n + 4 > len(tiff): return None
+    for k in range(off+2, off+2+12*n, 12):
+        tag,typ,count = struct.unpack_from(end+'HHI', tiff, k)
+        if tag == 0x0112: return struct.unpack_from(end+'H', tiff, k+8)[0] if (typ, count) == (3, 1) else None
+        size = count * _TIFF_UNIT.get(typ, 0)
+        if size > 4 and struct.unpack_from(end+'I', tiff, k+8)[0] + size > len(tiff): return None # PIL stops reading here
+    return 0
+
+def _jpeg_header(
+    data:bytes, # The bytes of a file
+)->tuple|None: # (width, height, orientation 1-8), or None
+    "Stored size and EXIF orientation of a JPEG whose header is plain; None for anything else, which PIL then reads."
+    if data[:3] != b'\xff\xd8\xff': return None
+    i,n,size,exif,xmp = 2,len(data),None,None,False
+    while True:
+        if i + 4 > n or data[i] != 0xFF: return None
+        m,j = data[i+1],i + 2 + ((data[i+2] << 8) | data[i+3]) # marker, end of its segment
+        if j < i + 4 or j > n: return None
+        if m == 0xDA: break # start of scan: the header is over
+        s = i + 4 # start of the segment's payload
+        if m in _SOF:
+            if size is not None or j - s < 6 or data[s] != 8 or data[s+5] not in (1, 3, 4): return None
+            size = ((data[s+3] << 8) | data[s+4], (data[s+1] << 8) | data[s+2])
+        elif m == 0xDB: # quantization tables: 65 or 129 bytes each, exactly filling the segment
+            while s < j: s += 65 if data[s] < 16 else 129
+            if s != j: return None
+        elif m == 0xE1 and data.startswith(b'Exif\x00\x00', s, j):
+            if exif is not None: return None
+            exif = data[s+6:j]
+        elif m == 0xE1 and data.startswith(b'http://ns.adobe.com/xap/1.0/\x00', s, j): xmp = True
+        elif m == 0xE2 and (data.startswith(b'MPF\x00', s, j) or data.startswith(b'ICC_PROFILE\x00', s, j) and j - s < 14): return None
+        elif m in (0xE0, 0xEE) and data.startswith(b'JFIF' if m == 0xE0 else b'Adobe', s, j) and j - s < 7: return None
+        elif m == 0xED and data.startswith(b'Photoshop 3.0\x00', s, j): return None
+        elif m not in _SKIPPED: return None
+        i = j
+    if size is None or 0 in size: return None
+    o = 0 if exif is None else _exif_orientation(exif)
+    if o is None or (o == 0 and xmp): return None # XMP may hold the orientation: PIL reads it
+    return (*size, o if o in _TRANSPOSE else 1)
+
+def _quiet_pixels()->int:
+    "Largest image that PIL opens without a warning or an error, and that we accept."
+    return MAX_PIXELS if Image.MAX_IMAGE_PIXELS is None else min(MAX_PIXELS, Image.MAX_IMAGE_PIXELS)
 
 # %% ../nbs/02_images.ipynb #d8709eef
 _SIXTEEN_BIT = ('I', 'I;16', 'I;16B', 'I;16L', 'I;16N')

@@ -4,10 +4,11 @@
 
 # %% ../nbs/02b_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, csv, hashlib, io, math, os, re, shlex, sys, unicodedata
+import argparse, csv, hashlib, io, math, multiprocessing, os, re, shlex, sys, unicodedata
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -19,12 +20,13 @@ from .core import (ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
-__all__ = ['SLUG_LEN', 'ANIMATABLE', 'CAPTION_EXTS', 'MISSING_CAPTION', 'DEFAULT_T5', 'IMAGE_EXTS', 'METADATA_NAMES',
-           'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS', 'rel_posix', 'image_id_for',
-           'file_sha256', 'inspect_image', 'read_caption', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer',
-           'caption_tokens', 'Candidate', 'detect_format', 'folder_candidates', 'read_metadata', 'metadata_candidates',
-           'load_saved_dataset', 'dataset_candidates', 'split_hash', 'assign_splits', 'check_candidates',
-           'previous_records', 'carry_over', 'ingest', 'default_images_root', 'next_command', 'main']
+__all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'DEFAULT_T5', 'IMAGE_EXTS',
+           'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS',
+           'PARALLEL_MIN', 'CHUNK', 'rel_posix', 'image_id_for', 'file_sha256', 'inspect_image', 'read_caption',
+           'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
+           'folder_candidates', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates',
+           'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'ingest',
+           'default_images_root', 'next_command', 'main']
 
 # %% ../nbs/02b_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -46,6 +48,7 @@ def image_id_for(
 
 # %% ../nbs/02b_ingest.ipynb #7fa79d7d
 ANIMATABLE = ('.gif', '.png', '.apng', '.webp')
+WHOLE_FILE_MAX = 64 << 20 # Files up to this size are read into memory once; larger ones are read in pieces
 
 def file_sha256(
     path:str|Path, # A file
@@ -57,17 +60,27 @@ def file_sha256(
         while b := f.read(bufsize): h.update(b)
     return h.hexdigest()
 
+def _read_whole(
+    path:str|Path, # A file
+    limit:int, # Largest size read into memory
+)->bytes|None: # The bytes, or None when the file is larger than `limit`
+    "Every byte of `path` in one read (unbuffered, sized from `fstat`), unless it is larger than `limit`."
+    with open(path, 'rb', buffering=0) as f:
+        return f.readall() if os.fstat(f.fileno()).st_size <= limit else None
+
 def inspect_image(
     path:str|Path, # Image file
     decode:bool=False, # Also decode every pixel (catches truncated files; slow)
 )->dict: # sha256, width, height (as displayed), animated
-    "What ingest needs of an image, from its header and one read of its bytes; `ImageError` naming the file if it is unusable."
-    w,h = image_size(path)
-    try: sha = file_sha256(path)
+    "What ingest needs of an image, from one read of its bytes: SHA-256 and header; `ImageError` naming the file if it is unusable."
+    try:
+        data = _read_whole(path, WHOLE_FILE_MAX)
+        sha = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
     except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
+    w,h = image_size(path, data)
     animated = False
     if os.path.splitext(path)[1].lower() in ANIMATABLE:
-        with Image.open(path) as im: animated = bool(getattr(im, 'is_animated', False))
+        with Image.open(path if data is None else io.BytesIO(data)) as im: animated = bool(getattr(im, 'is_animated', False))
     if decode: load_rgb(path)
     return dict(sha256=sha, width=w, height=h, animated=animated)
 
@@ -79,7 +92,7 @@ def read_caption(
     path:str|Path, # Caption file
 )->str:
     "The caption in `path`, decoded as UTF-8 and stripped."
-    raw = Path(path).read_bytes()
+    with open(path, 'rb') as f: raw = f.read()
     try: s = raw.decode('utf-8-sig')
     except UnicodeDecodeError:
         logger.warning(f'{path}: caption is not valid UTF-8; undecodable bytes replaced by U+FFFD')
@@ -306,14 +319,33 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
 
+PARALLEL_MIN = 256 # Fewer images than this are read in this process: starting workers would cost more
+CHUNK = 64 # Images per task sent to a worker process
+
+def _inspect_chunk(
+    paths:list, # Image files
+    decode:bool, # As in `inspect_image`
+)->list: # Per path: the info dict, or the `ImageError`
+    "`inspect_image` of each path, with errors returned rather than raised (what a worker process runs)."
+    out = []
+    for p in paths:
+        try: out.append(inspect_image(p, decode))
+        except ImageError as e: out.append(e)
+    return out
+
+def _infos(paths:list, decode:bool, workers:int)->Iterator:
+    "The result of `_inspect_chunk` for each path, in order, read here or by `workers` forked processes."
+    if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
+        for p in paths: yield from _inspect_chunk([p], decode)
+        return
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
+    try:
+        for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode)): yield from res
+    finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
+
 def _inspected(cands:list, decode:bool, workers:int)->Iterator:
-    "`(candidate, info or ImageError)` in order; `workers` threads overlap file reads and hashing with header parsing."
-    def one(c):
-        try: return c, inspect_image(c.path, decode)
-        except ImageError as e: return c, e
-    if workers <= 1: yield from map(one, cands); return
-    with ThreadPoolExecutor(workers) as ex:
-        for chunk in chunked(cands, 256*workers): yield from ex.map(one, chunk)
+    "`(candidate, info or ImageError)` in order; with `workers` > 1, worker processes read, hash and parse the files."
+    return zip(cands, _infos([str(c.path) for c in cands], decode, workers))
 
 def check_candidates(
     cands:list, # `Candidate`s
@@ -322,7 +354,7 @@ def check_candidates(
     min_side:int=256, # Shorter side below this: left out (0: keep all)
     decode:bool=False, # Decode every image fully
     progress_every:int=1000, # Progress line to stderr every this many images (0: never)
-    workers:int=2, # Threads reading images
+    workers:int=2, # Processes reading images (1: this process)
 )->list: # Stage 1 records without `split`, in path order
     "Read each candidate's header and bytes and keep the usable ones as records."
     seen,recs,todo = {},[],[]
@@ -411,7 +443,7 @@ def ingest(
     t5_model:str|None=None, # T5 tokenizer for exact caption lengths (local files only); default: estimate unless cached
     decode:bool=False, # Decode every image fully (catches truncated files; slow)
     progress_every:int=1000, # Progress line every this many images (0: never)
-    workers:int=2, # Threads reading images (file reads and hashing run outside the GIL)
+    workers:int=2, # Processes reading, hashing and parsing images (1: this process only)
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     src,output = Path(src),Path(output)
@@ -489,7 +521,7 @@ def main(
     g.add_argument('--val-fraction', type=float, help='hold out this fraction of the images as split "val"')
     p.add_argument('--t5-model', help='T5 directory or cached hub id whose tokenizer counts long captions exactly (default: estimate, unless the default T5 is cached)')
     p.add_argument('--decode', action='store_true', help='decode every image fully to catch truncated files (slow)')
-    p.add_argument('--workers', type=int, default=2, help='threads reading images (default: %(default)s)')
+    p.add_argument('--workers', type=int, default=2, help='processes reading images (1: no extra process; default: %(default)s)')
     p.add_argument('--progress-every', type=int, default=1000, help='progress line every this many images (0: never; default: %(default)s)')
     a = p.parse_args(argv)
     exts = tuple(e if e.startswith('.') else f'.{e}' for e in a.caption_ext) if a.caption_ext else CAPTION_EXTS
