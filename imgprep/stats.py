@@ -12,7 +12,7 @@ from typing import Iterator
 import numpy as np
 
 from .core import (ImgprepError, UnreadableFile, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS,
-                          EMBEDDING_SPECS, check_embedding, iter_jsonl, load_npy, atomic_write_json)
+                          EMBEDDING_SPECS, check_embedding, iter_jsonl, load_npy, read_regular, atomic_write_json)
 from .buckets import BUCKET_NAMES
 from .format import NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem, record_problem
 from .loader import tar_samples
@@ -61,6 +61,12 @@ def _load(loader, kind:str, where:str, counts:Counter)->np.ndarray|None:
         counts[f'unreadable_{kind}'] += 1
         logger.warning(f'{where}: {kind}: unreadable .npy ({e})')
 
+def _npy_file(path:Path)->np.ndarray:
+    "A `.npy` that is a regular file (`core.read_regular`), decoded without allocating more than it holds; errors name the path."
+    b = read_regular(path)
+    try: return load_npy_bytes(b)
+    except ValueError as e: raise ValueError(f'{path}: {e}') from None
+
 def _bad_record(rec:dict, where:str, counts:Counter)->bool:
     "Count and log a record that breaks the format's rules (`format.record_problem`): it never reaches a shard, so it stays out."
     if (why := record_problem(rec)) is None: return False
@@ -82,7 +88,7 @@ def stage2_samples(
         iid = rec['image_id']
         s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), mask=rec.get('t5_attention_mask'))
         for k in KINDS:
-            if iid in present[k]: s[k] = _load(lambda: load_npy(lay.npy_path(k, iid)), k, where, counts)
+            if iid in present[k]: s[k] = _load(lambda: _npy_file(lay.npy_path(k, iid)), k, where, counts)
             else: s[k] = None; counts[f'missing_{k}'] += 1
         yield s
 
