@@ -186,13 +186,17 @@ def bucket_batches(
         for b in pending.values(): yield collate(b, **collate_kw)
 
 # %% ../nbs/06_loader.ipynb #224af1da
+MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
+
 def shard_encoders(
     d:str|Path, # Output directory of `imgprep_shard`
 )->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
     "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
     p = Path(d)/MANIFEST_NAME
-    try: m = json.loads(p.read_text())
-    except FileNotFoundError: raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
+    try: m = json.loads(read_regular(p, max_bytes=MANIFEST_MAX_BYTES))  # a FIFO would block forever: only a regular file is read
+    except UnreadableFile as e:
+        if e.reason != 'missing': raise
+        raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
     except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_verify_shards') from None
     enc = m.get('encoders') if isinstance(m, dict) else None
     if enc is None: logger.warning(f'{p} records no encoders (shards made before imgprep recorded them): which VAE, dtype and latent '
@@ -270,7 +274,6 @@ def _file_sha256(p:Path)->str:
         while b := f.read(1<<20): h.update(b)
     return h.hexdigest()
 
-MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
 _ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
 
 def _read_manifest(d:Path, problem)->dict|None:
