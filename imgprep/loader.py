@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import ImgprepError, T5_MASK_LEN, check_embedding, logger, open_regular, run_cli, safe_key
+from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, logger, open_regular, read_regular, run_cli,
+                          safe_key)
 from .buckets import cover_crop_box, parse_bucket
 from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
                             record_problem)
@@ -22,9 +23,9 @@ from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shard
 BLOCK = 512 # tar block
 
 # %% auto #0
-__all__ = ['BLOCK', 'shard_urls', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size', 'fit_latent', 'BucketLatents',
-           'collate', 'bucket_batches', 'shard_encoders', 'training_latents', 'bucket_dataset', 'sample_problems',
-           'verify_shard', 'verify_shards', 'verify_main']
+__all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size',
+           'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'training_latents',
+           'bucket_dataset', 'sample_problems', 'verify_shard', 'verify_shards', 'verify_main']
 
 # %% ../nbs/06_loader.ipynb #e58d5c9c
 def shard_urls(
@@ -38,19 +39,34 @@ def shard_urls(
     return urls
 
 # %% ../nbs/06_loader.ipynb #46583013
+class BadSample(ImgprepError, ValueError):
+    "A shard sample that lacks a member, or whose `.json` or arrays cannot be read."
+
 def decode_sample(
     sample:dict, # Raw webdataset sample: `__key__` plus bytes per member
 )->dict: # `__key__`, `json` (dict), `bucket`, and the arrays `dinov3`, `vae`, `t5h`, `t5m`
-    "Decode the five members of one of our samples."
-    meta = json.loads(sample['json'])
-    return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
-            **{a: load_npy_bytes(sample[f'{a}.npy']) for a in ARRAYS}}
+    "Decode the five members of one of our samples; raise `BadSample` naming the shard and key when one is missing or unreadable."
+    where = f"{sample.get('__url__', '<no shard>')}: sample {sample.get('__key__')!r}"
+    fix = 'the shard is damaged; run imgprep_verify_shards on its directory, then remake it with imgprep_shard --overwrite'
+    if missing := [m for m in MEMBERS if m not in sample]:
+        raise BadSample(f"{where}: no {', '.join('.' + m for m in missing)} member (it has "
+                        f"{', '.join('.' + k for k in sample if not k.startswith('__')) or 'none'}); {fix}")
+    try:
+        meta = json.loads(sample['json'])
+        if not isinstance(meta, dict) or not isinstance(meta.get('aspect_bucket'), str): raise ValueError('.json has no aspect_bucket')
+        return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
+                **{a: load_npy_bytes(sample[f'{a}.npy']) for a in ARRAYS}}
+    except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {fix}') from None
 
 # %% ../nbs/06_loader.ipynb #66e4288f
 def _tar_int(field:bytes)->int:
     "A numeric tar header field: octal text, or GNU base-256 when the high bit is set."
     if field[0] & 0x80: return int.from_bytes(field[1:], 'big')
     return int(field.strip(b'\0 ') or b'0', 8)
+
+def _tar_text(b:bytes, path, at:int)->str:
+    try: return b.rstrip(b'\0').decode('utf-8')
+    except UnicodeDecodeError: raise ValueError(f'{path}: the member name at byte {at} is not UTF-8') from None
 
 def tar_members(
     path:str|Path, # A tar file
@@ -60,18 +76,22 @@ def tar_members(
     with os.fdopen(fd, 'rb', buffering=1<<20) as f:
         long_name = None
         while len(h := f.read(BLOCK)) == BLOCK and h.count(0) != BLOCK:
-            if _tar_int(h[148:156]) != sum(h[:148]) + 256 + sum(h[156:]): raise ValueError(f'{path}: bad tar header checksum at byte {f.tell()-BLOCK}')
-            size,kind = _tar_int(h[124:136]),h[156:157]
+            at = f.tell()-BLOCK
+            try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
+            except ValueError: ok = False  # a field that is not even a number: garbage, not a header
+            if not ok: raise ValueError(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
+            kind = h[156:157]
             if size > total - f.tell(): raise ValueError(f'{path}: truncated, or a bad header: the member at byte {f.tell()-BLOCK} claims {size} bytes, more than the file holds')
             data = f.read(size)
             if len(data) < size: raise ValueError(f'{path}: truncated in a member at byte {f.tell()-len(data)}')
             f.read(-size % BLOCK)
-            if kind == b'L': long_name = data.rstrip(b'\0').decode('utf-8'); continue
+            if kind == b'L': long_name = _tar_text(data, path, at); continue
             if kind in (b'x', b'g'): raise ValueError(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
-            name = long_name or h[:100].rstrip(b'\0').decode('utf-8')
-            if not long_name and h[257:263] == b'ustar\0' and h[345]: name = h[345:500].rstrip(b'\0').decode('utf-8') + '/' + name
+            name = long_name or _tar_text(h[:100], path, at)
+            if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
             long_name = None
             if kind in (b'0', b'\0'): yield name, data
+        if 0 < len(h) < BLOCK: raise ValueError(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
 
 def tar_samples(
     src, # webdataset stream of `{'url': path}`
@@ -166,13 +186,17 @@ def bucket_batches(
         for b in pending.values(): yield collate(b, **collate_kw)
 
 # %% ../nbs/06_loader.ipynb #224af1da
+MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
+
 def shard_encoders(
     d:str|Path, # Output directory of `imgprep_shard`
 )->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
     "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
     p = Path(d)/MANIFEST_NAME
-    try: m = json.loads(p.read_text())
-    except FileNotFoundError: raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
+    try: m = json.loads(read_regular(p, max_bytes=MANIFEST_MAX_BYTES))  # a FIFO would block forever: only a regular file is read
+    except UnreadableFile as e:
+        if e.reason != 'missing': raise
+        raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
     except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_verify_shards') from None
     enc = m.get('encoders') if isinstance(m, dict) else None
     if enc is None: logger.warning(f'{p} records no encoders (shards made before imgprep recorded them): which VAE, dtype and latent '
@@ -243,17 +267,28 @@ def sample_problems(
 
 # %% ../nbs/06_loader.ipynb #2d12ca23
 def _file_sha256(p:Path)->str:
+    "sha256 of a regular file (`core.open_regular`: a FIFO or a directory raises `UnreadableFile` instead of blocking)."
+    fd,_ = open_regular(p)
     h = hashlib.sha256()
-    with open(p, 'rb') as f:
+    with os.fdopen(fd, 'rb') as f:
         while b := f.read(1<<20): h.update(b)
     return h.hexdigest()
 
-def _read_manifest(d:Path, problem)->dict:
-    try: m = json.loads((d/MANIFEST_NAME).read_text())
-    except FileNotFoundError: problem(f'{d/MANIFEST_NAME}: missing (an interrupted run, or not an imgprep_shard directory)'); return {}
-    except ValueError as e: problem(f'{d/MANIFEST_NAME}: not JSON ({e})'); return {}
-    if not isinstance(m, dict) or not isinstance(m.get('shards'), list): problem(f'{d/MANIFEST_NAME}: has no list of shards'); return {}
-    return m
+_ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
+
+def _read_manifest(d:Path, problem)->dict|None:
+    "The manifest's shard entries by path, or None after one problem when it is missing or unusable."
+    p = d/MANIFEST_NAME
+    try: m = json.loads(read_regular(p, max_bytes=MANIFEST_MAX_BYTES))
+    except UnreadableFile as e:
+        problem(f'{p}: missing (an interrupted run, or not an imgprep_shard directory)' if e.reason == 'missing' else str(e)); return None
+    except ValueError as e: problem(f'{p}: not JSON ({e})'); return None
+    if not isinstance(m, dict) or not isinstance(m.get('shards'), list): problem(f'{p}: has no list of shards'); return None
+    for i,e in enumerate(m['shards']):
+        if not isinstance(e, dict) or any(type(e.get(k)) is not t for k,t in _ENTRY.items()):
+            problem(f'{p}: shards[{i}] is not an object with a string path and sha256 and integer bytes and samples ({json.dumps(e)[:100]})')
+            return None
+    return {e['path']: e for e in m['shards']}
 
 def verify_shard(
     path:Path, # A shard
@@ -276,21 +311,25 @@ def verify_shards(
 )->dict: # shards, samples, problems
     "Check every shard under `d` against its manifest and the Stage 3 format."
     d = Path(d)
-    if not d.is_dir(): raise FileNotFoundError(f'{d}: no such directory')
+    if not d.is_dir(): raise FileNotFoundError(f'{d}: {"not a directory" if d.exists() else "no such directory"}; give the output directory of imgprep_shard')
+    found = {p.relative_to(d).as_posix(): p for p in existing_shards(d)}
+    if not found and not os.path.lexists(d/MANIFEST_NAME):
+        raise ImgprepError(f'{d}: no shards and no {MANIFEST_NAME}: not an output directory of imgprep_shard')
     problems = []
     def problem(msg):
         problems.append(msg)
         if len(problems) <= max_warnings: logger.warning(msg)
-    listed = {e.get('path'): e for e in _read_manifest(d, problem).get('shards', [])}
-    found = {p.relative_to(d).as_posix(): p for p in existing_shards(d)}
-    for rel in sorted(set(listed) - set(found)): problem(f'{rel}: listed in {MANIFEST_NAME} but missing')
+    listed = _read_manifest(d, problem)  # None: its problem is counted once, and the shards are checked on their contents alone
+    for rel in sorted(set(listed or {}) - set(found)): problem(f'{rel}: listed in {MANIFEST_NAME} but missing')
     keys,samples = Counter(),0
     for rel,p in sorted(found.items()):
-        e = listed.get(rel)
-        if e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
-        elif p.stat().st_size != e.get('bytes') or _file_sha256(p) != e.get('sha256'): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
+        e = None if listed is None else listed.get(rel)
+        try: sha = _file_sha256(p)
+        except UnreadableFile as err: problem(f'{err}; not read'); continue
+        if listed is not None and e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
+        elif e is not None and (p.stat().st_size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
         n = verify_shard(p, problem, keys)
-        if e is not None and n != e.get('samples'): problem(f"{rel}: {n} samples, {MANIFEST_NAME} says {e.get('samples')}")
+        if e is not None and n != e['samples']: problem(f"{rel}: {n} samples, {MANIFEST_NAME} says {e['samples']}")
         samples += n
     for k,c in keys.items():
         if c > 1: problem(f'key {k!r} is in {c} samples')

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .core import (ImgprepError, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS, EMBEDDING_SPECS,
-                          check_embedding, iter_jsonl, load_npy, atomic_write_json)
+from .core import (ImgprepError, UnreadableFile, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS,
+                          EMBEDDING_SPECS, check_embedding, iter_jsonl, load_npy, read_regular, atomic_write_json)
 from .buckets import BUCKET_NAMES
 from .format import NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem, record_problem
 from .loader import tar_samples
@@ -55,11 +55,17 @@ class Moments:
 KINDS = tuple(EMBEDDING_DIRS) # ('dinov3', 'vae', 't5')
 
 def _load(loader, kind:str, where:str, counts:Counter)->np.ndarray|None:
-    "`loader()`, or None counted as `unreadable_<kind>` when the bytes are not a plain .npy."
+    "`loader()`, or None counted as `unreadable_<kind>` when the file is not a regular file or its bytes are not a plain .npy."
     try: return loader()
-    except (ValueError, OSError, EOFError) as e:
+    except (ValueError, OSError, EOFError, UnreadableFile) as e:
         counts[f'unreadable_{kind}'] += 1
         logger.warning(f'{where}: {kind}: unreadable .npy ({e})')
+
+def _npy_file(path:Path)->np.ndarray:
+    "A `.npy` that is a regular file (`core.read_regular`), decoded without allocating more than it holds; errors name the path."
+    b = read_regular(path)
+    try: return load_npy_bytes(b)
+    except ValueError as e: raise ValueError(f'{path}: {e}') from None
 
 def _bad_record(rec:dict, where:str, counts:Counter)->bool:
     "Count and log a record that breaks the format's rules (`format.record_problem`): it never reaches a shard, so it stays out."
@@ -82,24 +88,33 @@ def stage2_samples(
         iid = rec['image_id']
         s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), mask=rec.get('t5_attention_mask'))
         for k in KINDS:
-            if iid in present[k]: s[k] = _load(lambda: load_npy(lay.npy_path(k, iid)), k, where, counts)
+            if iid in present[k]: s[k] = _load(lambda: _npy_file(lay.npy_path(k, iid)), k, where, counts)
             else: s[k] = None; counts[f'missing_{k}'] += 1
         yield s
 
 # %% ../nbs/09a_stats.ipynb #689da709
 SHARD_MEMBERS = {ext: kind for kind,ext in NPY_MEMBERS.items()} | {'t5m.npy': 'mask'} # tar extension -> sample field
 
+def _readable_groups(tars:list, counts:Counter)->Iterator[dict]:
+    "The raw samples of each shard (`loader.tar_samples`) up to the first damage, which is counted as `bad_shards` and logged."
+    for t in tars:
+        try: yield from tar_samples([{'url': str(t)}])
+        except (ValueError, UnreadableFile) as e:
+            counts['bad_shards'] += 1
+            logger.warning(f"{e if str(e).startswith(str(t)) else f'{t}: {e}'}; a damaged shard, read no further: remake it with imgprep_shard")
+
 def shard_samples(
     tars:list, # Shard paths
-    counts:Counter, # Incremented: `bad_json`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
+    counts:Counter, # Incremented: `bad_shards`, `bad_json`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
 )->Iterator[dict]:
-    "Yield one sample dict per WebDataset sample in `tars`."
-    for g in tar_samples({'url': str(t)} for t in tars):
+    "Yield one sample dict per WebDataset sample in `tars`; a shard that cannot be read to its end is counted and named."
+    for g in _readable_groups(tars, counts):
         where = f"{g['__url__']}:{g['__key__']}"
         try: meta = json.loads(g['json'])
-        except (KeyError, ValueError) as e:
+        except (KeyError, ValueError) as e: meta = e
+        if not isinstance(meta, dict):
             counts['bad_json'] += 1
-            logger.warning(f'{where}: skipped: no readable .json member ({e!r})')
+            logger.warning(f'{where}: skipped: no readable .json member ({meta!r})')
             continue
         s = dict(where=where, image_id=meta.get('image_id', g['__key__']), bucket=meta.get('aspect_bucket'))
         for ext,k in SHARD_MEMBERS.items():
