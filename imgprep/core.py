@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import codecs, errno, fcntl, hashlib, json, logging, os, shutil, stat, sys, time, unicodedata, uuid
+import codecs, errno, fcntl, hashlib, json, logging, math, os, shutil, stat, sys, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -403,9 +403,15 @@ def read_regular(
 def load_npy(
     path:str|Path, # A `.npy` file
 )->np.ndarray:
-    "Load a `.npy` (a regular file: see `open_regular`), never unpickling objects."
-    fd,_ = open_regular(path)
-    with os.fdopen(fd, 'rb') as f: return np.load(f, allow_pickle=False)
+    "Load a `.npy` (a regular file: see `open_regular`) whose header fits its size, never unpickling objects."
+    fd,size = open_regular(path)
+    with os.fdopen(fd, 'rb') as f:
+        read_header = np.lib.format.read_array_header_1_0 if np.lib.format.read_magic(f) == (1, 0) else np.lib.format.read_array_header_2_0
+        shape,_,dtype = read_header(f)
+        need = math.prod(shape) * dtype.itemsize
+        if need > size - f.tell(): raise ValueError(f'{path}: its header claims {need} bytes of data, the file holds {size - f.tell()}')
+        f.seek(0)
+        return np.load(f, allow_pickle=False)
 
 # %% ../nbs/00_core.ipynb #c20934fe
 MAX_JSON_DEPTH = 64 # Deepest nesting of objects and arrays a record may have
