@@ -44,7 +44,7 @@ def photo_like(path:Path, width:int, height:int, seed:int)->Path:
 
 class Sampler:
     "Polls the memory of this process and its children: peak RSS of each, and peaks of the sums of RSS and of PSS."
-    def __init__(self, every:float=0.1):
+    def __init__(self, every:float=1.0):
         self.every,self.main,self.workers,self.total,self.pss,self.stop = every,0,{},0,0,threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
     def run(self):
@@ -90,6 +90,9 @@ def main():
     torch.set_num_threads(max(1, (os.cpu_count() or 2) - a.workers))
     cfg = (full_size_configs() if a.model == 'full' else tiny_configs())['vae']
     enc = FluxVaeEncoder(random_model('vae', cfg), f'random {a.model} vae', 'cpu', 'float32')
+    if a.model == 'tiny':  # the tiny VAE's 64-pixel tiles would make thousands of tiles per photo: tile as FLUX does
+        m,full = enc.model,full_size_configs()['vae']
+        m.tile_sample_min_size,m.tile_latent_min_size = full['sample_size'],full['sample_size']//8
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         files = [photo_like(Path(d)/f'photo{i}.jpg', a.width, a.height, i) for i in range(a.images)]
