@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_encoders.ipynb #df30bb62
 from __future__ import annotations
-import gc, json, os, re, socket, threading
+import gc, json, os, socket, threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
