@@ -4,11 +4,13 @@
 
 # %% ../nbs/03_encoders.ipynb #df30bb62
 from __future__ import annotations
-import gc, json, os
+import gc, json, os, socket, threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from pathlib import Path
+from urllib.parse import urlparse
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -22,11 +24,12 @@ from .images import load_rgb, crop_to_multiple
 from .format import VAE_CROP_MULTIPLE
 
 # %% auto #0
-__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_RESOLUTIONS', 'ENCODERS', 'pick_device',
-           'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'loading', 'Encoder',
-           'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'FluxVaeEncoder', 'T5Encoder',
-           'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'default_workers',
-           'encode_image_files', 'encode_captions']
+__all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_BYTES_PER_PIXEL', 'VAE_RESOLUTIONS',
+           'ENCODERS', 'MAX_BATCH_PIXELS', 'pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model',
+           'hub_reachable', 'hub_access', 'load_message', 'loading', 'Encoder', 'dinov3_preprocess_config',
+           'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'vae_input', 'vae_tile_above', 'FluxVaeEncoder', 'T5Encoder',
+           'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'oom_fault_tries',
+           'launch_recovering', 'default_workers', 'encode_image_files', 'encode_captions']
 
 # %% ../nbs/03_encoders.ipynb #133a2dc5
 DINOV3_ID = 'facebook/dinov3-vitl16-pretrain-lvd1689m'
@@ -103,16 +106,60 @@ def resolve_model(
         raise ImgprepError(f'{kind} model {s!r}: no such directory')
     return s
 
+def hub_reachable(
+    timeout:float=2.0, # Seconds to wait for name resolution and a TCP connection
+)->bool:
+    "Whether the Hugging Face hub's host accepts a connection within `timeout` seconds."
+    from huggingface_hub import constants
+    u = urlparse(constants.ENDPOINT)
+    ok = []
+    def probe():
+        try: socket.create_connection((u.hostname, u.port or 443), timeout=timeout).close(); ok.append(True)
+        except OSError: pass
+    t = threading.Thread(target=probe, daemon=True)  # name resolution ignores socket timeouts, so the thread is what bounds it
+    t.start(); t.join(timeout)
+    return bool(ok)
+
+def hub_access(
+    src:str, # From `resolve_model`: a directory or a hub id
+)->dict: # Extra `from_pretrained` arguments
+    "`local_files_only=True` for a hub id when the hub is off (`HF_HUB_OFFLINE`) or unreachable, so loading never waits on retries."
+    from huggingface_hub import constants
+    if Path(src).is_dir(): return {}
+    return dict(local_files_only=True) if constants.HF_HUB_OFFLINE or not hub_reachable() else {}
+
+def load_message(
+    kind:str, # Encoder kind
+    model_id:str, # What was being loaded
+    e:Exception, # What the libraries raised
+    offline:bool=False, # The hub was not asked (off or unreachable)
+)->str: # One line saying what to do
+    "The one-line message for a model that cannot be loaded, keeping the link and the token hint of a gated repository."
+    from huggingface_hub import constants
+    from huggingface_hub.errors import GatedRepoError
+    chain,x = [],e
+    while x is not None and len(chain) < 10: chain.append(x); x = x.__cause__ or x.__context__
+    head = f'cannot load {kind} model {model_id!r}'
+    if any(isinstance(x, GatedRepoError) or 'gated repo' in str(x).lower() for x in chain):
+        return (f'{head}: the repository is gated: accept its terms at {constants.ENDPOINT}/{model_id} '
+                'and log in (`hf auth login`, or set HF_TOKEN), or pass a local directory')
+    if offline and not Path(model_id).is_dir():
+        how = 'HF_HUB_OFFLINE is set' if constants.HF_HUB_OFFLINE else f'{urlparse(constants.ENDPOINT).hostname} cannot be reached'
+        return f'{head}: not in the local Hugging Face cache and {how}; connect, or pass a local directory'
+    return f'{head}: {_first_line(e)}'
+
 @contextmanager
 def loading(
     kind:str, # Encoder kind, for the message
     model_id:str, # What is being loaded
+    offline:bool=False, # The hub is not asked (see `hub_access`)
 ):
     "Turn any failure inside the block into one-line `ImgprepError('cannot load <kind> model ...')`."
     try: yield
     except ImgprepError: raise
     except Exception as e:  # the libraries raise OSError, ValueError, KeyError, HF errors...: all mean "cannot load"
-        raise ImgprepError(f'cannot load {kind} model {model_id!r}: {_first_line(e)}') from e
+        raise ImgprepError(load_message(kind, model_id, e, offline)) from e
+
 
 # %% ../nbs/03_encoders.ipynb #195d4344
 class Encoder:
@@ -129,6 +176,7 @@ class Encoder:
         if getattr(model, 'dtype', None) != self.dtype: model = model.to(self.dtype)  # from_pretrained already gave the dtype
         self.model = model.to(self.device).eval()
         self.model.requires_grad_(False)
+        self.oom_retries = 0  # batches and samples tried again after CUDA ran out of memory (see `encode_image_files`)
 
     @property
     def store_dtype(self)->np.dtype: return np.dtype(EMBEDDING_SPECS[self.kind][1])
@@ -136,6 +184,10 @@ class Encoder:
     def launch(self, batch)->torch.Tensor:
         "Start the model on `batch`; the output stays on the device, so a GPU is not waited for."
         raise NotImplementedError
+
+    def will_tile(self, batch, tiled:bool=None)->bool:
+        "Whether `launch` encodes `batch` tile by tile (only the VAE tiles)."
+        return False
 
     @torch.inference_mode()
     def forward(self, batch)->torch.Tensor:
@@ -224,10 +276,10 @@ class DinoV3Encoder(Encoder):
         from transformers import AutoModel
         from transformers.utils import cached_file
         model_id,src = str(model_id),resolve_model(cls.kind, model_id)
-        dev = pick_device(device)
-        with loading(cls.kind, model_id):
-            cfg = json.loads(Path(cached_file(src, 'preprocessor_config.json')).read_text())
-            model = AutoModel.from_pretrained(src, dtype=pick_dtype(dtype, dev, cls.kind), trust_remote_code=False, use_safetensors=True)
+        dev,hub = pick_device(device),hub_access(src)
+        with loading(cls.kind, model_id, bool(hub)):
+            cfg = json.loads(Path(cached_file(src, 'preprocessor_config.json', **hub)).read_text())
+            model = AutoModel.from_pretrained(src, dtype=pick_dtype(dtype, dev, cls.kind), trust_remote_code=False, use_safetensors=True, **hub)
         if not model.config.model_type.startswith('dinov3'):
             raise ImgprepError(f'dinov3 model {model_id!r} is a {model.config.model_type} model, not DINOv3')
         if getattr(model.config, 'hidden_size', None) != 1024:
@@ -267,16 +319,17 @@ class DinoV3Encoder(Encoder):
         return {**super().metadata(), 'output': 'pooler_output', 'preprocess': self.preprocess_config}
 
 # %% ../nbs/03_encoders.ipynb #55b1acb0
-VAE_TILE_ABOVE = 2048*2048  # pixels; larger images are encoded tile by tile
+VAE_TILE_ABOVE = 2048*2048  # pixels; larger images are encoded tile by tile where free GPU memory is not known (CPU)
 VAE_MAX_PIXELS = 64*2**20   # pixels; larger images are refused
+VAE_BYTES_PER_PIXEL = 2600  # encoder activation bytes per input pixel in float32 (2.4 GiB per megapixel, measured); half in bfloat16
 VAE_RESOLUTIONS = ('original', 'bucket')
 
 def vae_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented
     resolution:str='original', # 'original' (crop to multiples of 16) or 'bucket' (cover and crop to the aspect bucket)
     max_pixels:int=VAE_MAX_PIXELS, # Larger images are refused with an `ImgprepError`
-)->tuple: # ((3, H, W) float32 in [-1, 1], info)
-    "Pixels the VAE encodes, and how they were cut from the image (crop box, sizes, bucket)."
+)->tuple: # ((3, H, W) uint8, info)
+    "Pixels the VAE encodes (uint8, scaled by `vae_input`), and how they were cut from the image (crop box, sizes, bucket)."
     w,h = img.size
     if w*h > max_pixels:
         raise ImgprepError(f'{w}x{h} is {w*h/1e6:.1f} MP, above the VAE limit of {max_pixels/1e6:.1f} MP; downscale it first')
@@ -285,8 +338,29 @@ def vae_pixels(
         bucket = bucket_for(w, h)
         out, box = resize_to_bucket(img, bucket)
     else: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
-    x = torch.from_numpy(np.array(out, dtype=np.uint8)).permute(2, 0, 1).float()/127.5 - 1
+    x = torch.from_numpy(np.array(out, dtype=np.uint8)).permute(2, 0, 1).contiguous()
     return x, dict(resolution=resolution, original_size=(w, h), size=out.size, crop_box=tuple(box), bucket=bucket)
+
+def vae_input(
+    pixels:torch.Tensor, # (B, 3, H, W) uint8 from `vae_pixels`, or float already in [-1, 1]
+    device:torch.device|str='cpu', # Device of the model
+    dtype:torch.dtype=torch.float32, # Compute dtype
+)->torch.Tensor: # (B, 3, H, W) in [-1, 1], `dtype` on `device`
+    "Pixels as the VAE takes them: uint8 is moved to the device first (4x fewer bytes) and scaled there in float32."
+    x = pixels.to(device, non_blocking=True)
+    if x.dtype == torch.uint8: x = x.float()/127.5 - 1
+    return x.to(dtype)
+
+def vae_tile_above(
+    device:torch.device|str, # Device of the model
+    dtype:torch.dtype, # Compute dtype
+    floor:int=VAE_TILE_ABOVE, # The threshold on the CPU, and the least one on CUDA
+)->int: # Images with more pixels are tiled
+    "Pixel count above which images are tiled: what 80% of the free CUDA memory holds at once, never below `floor`; `floor` elsewhere."
+    device = torch.device(device)
+    if device.type != 'cuda': return floor
+    free,_ = torch.cuda.mem_get_info(device)
+    return max(floor, int(0.8*free/(VAE_BYTES_PER_PIXEL*torch.finfo(dtype).bits/32)))
 
 # %% ../nbs/03_encoders.ipynb #3b746aa4
 def _vae_sources(src:str)->list:
@@ -300,11 +374,11 @@ def _vae_sources(src:str)->list:
         return [(src, None)]
     raise ImgprepError(f'vae model {src!r}: neither an AutoencoderKL directory (config.json) nor a pipeline with vae/')
 
-def _load_autoencoder(src:str, dtype:torch.dtype):
+def _load_autoencoder(src:str, dtype:torch.dtype, hub:dict=None):
     from diffusers import AutoencoderKL
     errors = []
     for path,sub in _vae_sources(src):
-        try: return AutoencoderKL.from_pretrained(path, subfolder=sub, torch_dtype=dtype, use_safetensors=True, low_cpu_mem_usage=False)
+        try: return AutoencoderKL.from_pretrained(path, subfolder=sub, torch_dtype=dtype, use_safetensors=True, low_cpu_mem_usage=False, **(hub or {}))
         except (OSError, ValueError) as e: errors.append(e)
     raise errors[0]
 
@@ -317,11 +391,12 @@ class FluxVaeEncoder(Encoder):
     def __init__(self,
                  model:torch.nn.Module, # A diffusers AutoencoderKL with 16 latent channels
                  model_id:str='', device:str|torch.device='auto', dtype:str|torch.dtype='auto',
-                 tile_above:int=VAE_TILE_ABOVE, # Images with more pixels are encoded tile by tile, one at a time
+                 tile_above:int=None, # Images with more pixels are encoded tile by tile, one at a time (None: `vae_tile_above`)
                  max_pixels:int=VAE_MAX_PIXELS): # Images with more pixels are refused
         super().__init__(model, model_id, device, dtype)
         if model.config.latent_channels != 16: raise ImgprepError(f'vae model {model_id!r} has {model.config.latent_channels} latent channels; FLUX latents have 16')
-        self.tile_above,self.max_pixels = tile_above,max_pixels
+        self.tile_above = vae_tile_above(self.device, self.dtype) if tile_above is None else tile_above
+        self.max_pixels = max_pixels
         self.scaling_factor = model.config.scaling_factor
         self.shift_factor = getattr(model.config, 'shift_factor', None)
 
@@ -334,8 +409,8 @@ class FluxVaeEncoder(Encoder):
             )->FluxVaeEncoder:
         "Load an `AutoencoderKL` with `from_pretrained` (from a pipeline's `vae/` where there is one)."
         model_id,src = str(model_id),resolve_model(cls.kind, model_id)
-        dev = pick_device(device)
-        with loading(cls.kind, model_id): model = _load_autoencoder(src, pick_dtype(dtype, dev, cls.kind))
+        dev,hub = pick_device(device),hub_access(src)
+        with loading(cls.kind, model_id, bool(hub)): model = _load_autoencoder(src, pick_dtype(dtype, dev, cls.kind), hub)
         return cls(model, model_id, dev, dtype, **kwargs)
 
     def preprocess(self,
@@ -348,13 +423,24 @@ class FluxVaeEncoder(Encoder):
         "Picklable `img -> (pixels, info)` for DataLoader workers."
         return partial(_vae_prepare, resolution=resolution, max_pixels=self.max_pixels)
 
+    def will_tile(self,
+                  pixels:torch.Tensor, # (B, 3, H, W), one shape
+                  tiled:bool=None, # Force tiling on or off (None: above `tile_above` pixels)
+                 )->bool:
+        "Whether `launch` encodes `pixels` tile by tile: asked to (or above `tile_above`), and larger than one tile."
+        h,w = pixels.shape[-2:]
+        want = h*w > self.tile_above if tiled is None else tiled
+        tile = getattr(self.model, 'tile_sample_min_size', 0)
+        return bool(want and (h > tile or w > tile))  # diffusers encodes an image of one tile or less in one piece
+
     @torch.inference_mode()
     def launch(self,
-               pixels:torch.Tensor, # (B, 3, H, W) in [-1, 1], one shape
+               pixels:torch.Tensor, # (B, 3, H, W) uint8, or float in [-1, 1]; one shape
+               tiled:bool=None, # Force tiling on or off (None: above `tile_above` pixels)
               )->torch.Tensor:
-        "Posterior means (B, 16, H/8, W/8) of a (B, 3, H, W) batch in [-1, 1] (on the device, or on the CPU when tiled)."
-        x = pixels.to(self.device, self.dtype, non_blocking=True)
-        if x.shape[-2]*x.shape[-1] <= self.tile_above: return self.model.encode(x).latent_dist.mean
+        "Posterior means (B, 16, H/8, W/8) of a (B, 3, H, W) batch (on the device, or on the CPU when tiled)."
+        x = vae_input(pixels, self.device, self.dtype)
+        if not self.will_tile(x, tiled): return self.model.encode(x).latent_dist.mean
         self.model.enable_tiling()
         try: return torch.cat([self.model.encode(xi[None]).latent_dist.mean.float().cpu() for xi in x])
         finally: self.model.disable_tiling()
@@ -382,6 +468,7 @@ class T5Encoder(Encoder):
                  max_length:int=T5_MASK_LEN): # Tokens per caption (padding and truncation)
         super().__init__(model, model_id, device, dtype)
         self.tokenizer,self.max_length = tokenizer,max_length
+        self.longest_token = max(map(len, tokenizer.get_vocab()), default=1)  # characters
 
     @classmethod
     def load(cls,
@@ -392,12 +479,30 @@ class T5Encoder(Encoder):
         "Load a `T5EncoderModel` and its tokenizer with `from_pretrained`."
         from transformers import AutoTokenizer, T5EncoderModel
         model_id,src = str(model_id),resolve_model(cls.kind, model_id)
-        dev = pick_device(device)
-        with loading(cls.kind, model_id):
-            tok = AutoTokenizer.from_pretrained(src, trust_remote_code=False)
-            model = T5EncoderModel.from_pretrained(src, dtype=pick_dtype(dtype, dev, cls.kind), use_safetensors=True)
+        dev,hub = pick_device(device),hub_access(src)
+        with loading(cls.kind, model_id, bool(hub)):
+            tok = AutoTokenizer.from_pretrained(src, trust_remote_code=False, **hub)
+            model = T5EncoderModel.from_pretrained(src, dtype=pick_dtype(dtype, dev, cls.kind), use_safetensors=True, **hub)
         if model.config.d_model != 1024: raise ImgprepError(f't5 model {model_id!r} has d_model {model.config.d_model}; Stage 2 stores (77, 1024) (T5-Large)')
         return cls(model, tok, model_id, dev, dtype)
+
+    def clip(self,
+             caption:str, # A caption, of any length
+            )->str: # `caption`, or its start where it gives the same `max_length` tokens
+        "`caption` cut at a space where the words before already fill `max_length` tokens, so tokenizing needs bounded memory."
+        n = self.max_length*(self.longest_token + 1)
+        while n < len(caption):
+            head = caption[:n]
+            cut = head[:head.rfind(' ')] if ' ' in head else head
+            if len(self.tokenizer(cut, add_special_tokens=False, verbose=False)['input_ids']) >= self.max_length: return cut
+            n *= 4
+        return caption
+
+    def truncated(self,
+                  captions:Sequence[str], # Captions
+                 )->list: # One bool per caption
+        "Whether each caption has more than `max_length` tokens (and is cut to fit), in bounded memory."
+        return [len(cut := self.clip(c)) < len(c) or len(self.tokenizer(cut, verbose=False)['input_ids']) > self.max_length for c in captions]
 
     def tokens(self,
                captions:Sequence[str], # Captions
@@ -405,7 +510,7 @@ class T5Encoder(Encoder):
         "Token ids and attention masks, padded and truncated to `max_length`."
         bad = [i for i,c in enumerate(captions) if not isinstance(c, str)]
         if bad: raise ImgprepError(f'captions must be strings; got {type(captions[bad[0]]).__name__} at position {bad[0]}')
-        return self.tokenizer(list(captions), padding='max_length', max_length=self.max_length, truncation=True, return_tensors='pt')
+        return self.tokenizer([self.clip(c) for c in captions], padding='max_length', max_length=self.max_length, truncation=True, return_tensors='pt')
 
     def tokenize(self,
                  captions:Sequence[str], # Captions
@@ -490,11 +595,22 @@ def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
     return msg if str(path) in msg else f'{path}: {msg}'
 
+MAX_BATCH_PIXELS = 16*2**20  # pixels in one batch: a 12 MP photo is a batch of one, 1 MP images batch up
+
 class ImageFiles(torch.utils.data.IterableDataset):
     "Decode and prepare image files, yielding `ImageBatch`es of one shape (split across DataLoader workers)."
-    def __init__(self, paths:Sequence, prepare:Callable, batch_size:int=4, window:int=None):
-        self.paths,self.prepare,self.batch_size = list(paths),prepare,batch_size
-        self.window = window or 8*batch_size
+    def __init__(self,
+                 paths:Sequence, # Image files
+                 prepare:Callable, # Picklable `img -> (pixels, info)`, from an encoder's `preparer`
+                 batch_size:int=4, # Most samples in a batch
+                 max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in a batch (a larger image is a batch of one)
+                 window_pixels:int=None): # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
+        self.paths,self.prepare,self.batch_size,self.max_batch_pixels = list(paths),prepare,batch_size,max_batch_pixels
+        self.window_pixels = window_pixels or 2*max_batch_pixels
+
+    def batch_len(self, shape:tuple)->int:
+        "Samples of `shape` in a full batch: `batch_size`, fewer when they would pass `max_batch_pixels`, at least one."
+        return max(1, min(self.batch_size, self.max_batch_pixels//(shape[-2]*shape[-1])))
 
     def _load(self, i:int):
         try: return self.prepare(load_rgb(self.paths[i]))
@@ -514,11 +630,11 @@ class ImageFiles(torch.utils.data.IterableDataset):
             x,info = r
             shape = tuple(x.shape)
             groups.setdefault(shape, []).append((i, x, info))
-            waiting += 1
-            if len(groups[shape]) < self.batch_size:
-                if waiting <= self.window: continue
-                shape = max(groups, key=lambda s: len(groups[s]))
-            waiting -= len(groups[shape])
+            waiting += shape[-2]*shape[-1]
+            if len(groups[shape]) < self.batch_len(shape):
+                if waiting <= self.window_pixels: continue
+                shape = max(groups, key=lambda s: len(groups[s])*s[-2]*s[-1])
+            waiting -= len(groups[shape])*shape[-2]*shape[-1]
             yield batch(shape)
         for shape in list(groups): yield batch(shape)
 
@@ -553,6 +669,41 @@ def overlapped(
         pending = started
     if pending is not None: yield from finish(*pending)
 
+def oom_fault_tries(
+    n:int|None=None, # Tries that fail; None: `IMGPREP_OOM_FAULT` from the environment, else 0
+)->int:
+    "How many of the tries of each batch (whole, one at a time, tiled) raise an injected CUDA out-of-memory error."
+    if n is None: n = os.environ.get('IMGPREP_OOM_FAULT') or 0
+    try: return int(n)
+    except ValueError: raise ImgprepError(f'IMGPREP_OOM_FAULT={n!r} is not a number of tries') from None
+
+def _attempt(encoder:Encoder, pixels:torch.Tensor, level:int, fault:int, tiled:bool=None)->tuple|None:
+    "(wait for the output, tiled) of one try, or None when CUDA ran out of memory (counted, cache freed)."
+    try:
+        if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: IMGPREP_OOM_FAULT={fault})')
+        out = encoder.launch(pixels) if tiled is None else encoder.launch(pixels, tiled=tiled)
+        return host_copy(out), encoder.will_tile(pixels, tiled)
+    except torch.cuda.OutOfMemoryError as e: why = _first_line(e)
+    encoder.oom_retries += 1  # the except block is left first, so its traceback no longer holds the batch's tensors
+    logger.warning(f'{encoder.kind}: {why}; retrying {"one image at a time" if level == 0 else "tiled" if level == 1 else "given up"}')
+    gc.collect()
+    if encoder.device.type == 'cuda': torch.cuda.empty_cache()
+    return None
+
+def launch_recovering(
+    encoder:Encoder, # An image encoder
+    pixels:torch.Tensor, # (B, 3, H, W), one shape
+    fault:int=0, # Injected out-of-memory errors, see `oom_fault_tries`
+)->list: # [(wait or None when nothing fitted, tiled, samples)], covering the batch in order
+    "Start `encoder` on `pixels`; on CUDA out-of-memory free the cache and try one image at a time, then tiled (VAE)."
+    if r := _attempt(encoder, pixels, 0, fault): return [(*r, len(pixels))]
+    parts = []
+    for j in range(len(pixels)):
+        x = pixels[j:j+1]
+        r = _attempt(encoder, x, 1, fault) or (_attempt(encoder, x, 2, fault, tiled=True) if encoder.kind == 'vae' else None)
+        parts.append((*r, 1) if r else (None, False, 1))
+    return parts
+
 def default_workers()->int:
     "DataLoader workers to use by default: up to 8, leaving a core for the main process."
     return max(0, min(8, (os.cpu_count() or 1) - 1))
@@ -563,25 +714,30 @@ def encode_image_files(
     batch_size:int=4, # Samples per model call (spec 004: 4)
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     resolution:str='original', # VAE only: 'original' or 'bucket'
-    window:int=None, # Samples a worker may hold while grouping by shape (default 8*batch_size)
-)->Iterator: # (index, array or None, info dict or error message)
+    max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
+    window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
+    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
+)->Iterator: # (index, array or None, info dict with `tiled`, or error message)
     "Encode image files in batches of one shape; a file that fails is reported with its message, not raised."
     paths = list(paths)
     if encoder.kind not in ('dinov3', 'vae'): raise ImgprepError(f'{encoder.kind} does not encode images')
     if encoder.kind == 'vae' and resolution not in VAE_RESOLUTIONS: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
     prepare = encoder.preparer(resolution) if encoder.kind == 'vae' else encoder.preparer()
-    nw = default_workers() if num_workers is None else num_workers
-    loader = torch.utils.data.DataLoader(ImageFiles(paths, prepare, batch_size, window), batch_size=None, num_workers=nw,
-                                         collate_fn=_identity, pin_memory=encoder.device.type == 'cuda')
-    def start(b:ImageBatch): return b, (host_copy(encoder.launch(b.pixels)) if b.pixels is not None else None)
-    def finish(b:ImageBatch, output:Callable|None):
+    nw,fault = default_workers() if num_workers is None else num_workers,oom_fault_tries(oom_fault)
+    files = ImageFiles(paths, prepare, batch_size, max_batch_pixels, window_pixels)
+    loader = torch.utils.data.DataLoader(files, batch_size=None, num_workers=nw, collate_fn=_identity, pin_memory=encoder.device.type == 'cuda')
+    no_fit = f'CUDA out of memory even one image at a time{" and tiled" if encoder.kind == "vae" else ""}'
+    def start(b:ImageBatch): return b, (launch_recovering(encoder, b.pixels, fault) if b.pixels is not None else [])
+    def finish(b:ImageBatch, parts:list):
         for i,msg in b.errors:
             logger.warning(f'{encoder.kind}: {msg}')
             yield i, None, msg
-        if output is None: return
-        for i,info,(arr,why) in zip(b.indices, b.infos, encoder.check(output())):
-            if arr is None: logger.warning(f'{encoder.kind}: {paths[i]}: refused: {why}')
-            yield i, arr, (info if arr is not None else f'{paths[i]}: refused: {why}')
+        samples = zip(b.indices, b.infos)
+        for output,tiled,n in parts:
+            checked = encoder.check(output()) if output else [(None, no_fit)]*n
+            for (i,info),(arr,why) in zip(islice(samples, n), checked):
+                if arr is None: logger.warning(f'{encoder.kind}: {paths[i]}: refused: {why}')
+                yield i, arr, ({**info, 'tiled': tiled} if arr is not None else f'{paths[i]}: refused: {why}')
     yield from overlapped(loader, start, finish)
 
 # %% ../nbs/03_encoders.ipynb #0a9f7a20
