@@ -18,8 +18,8 @@ from .buckets import assign_bucket, bucket_name, parse_bucket
 __all__ = ['REASONS', 'RECORD_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'NPY_MEMBERS', 'MEMBERS', 'ARRAYS', 'JSON_FIELDS',
            'MANIFEST_NAME', 'ENCODERS_NAME', 'VAE_CROP_MULTIPLE', 'UNRESOLVED', 'mask_problem', 'bucket_problem',
            'record_problem', 'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'existing_shards',
-           'crop_multiple', 'expected_vae_shape', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem',
-           'load_npy_bytes', 'encoders_differences', 'read_encoders']
+           'crop_multiple', 'expected_vae_shape', 'vae_shapes', 'count_nonfinite', 'npy_header_len', 'npy_header',
+           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'read_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -153,10 +153,11 @@ def existing_shards(
 # %% ../nbs/01a_format.ipynb #70b014bd
 def crop_multiple(
     encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
-)->int:
-    "The multiple a tree's original-resolution images were cropped to: as `encoders.json` records it, 8 in trees without one."
-    vae = (encoders or {}).get('kinds', {}).get('vae')
-    if not isinstance(vae, dict): return 8
+)->int|None: # None: not recorded
+    "The multiple a tree's original-resolution images were cropped to, as its `encoders.json` records it; None when it does not."
+    kinds = encoders.get('kinds') if isinstance(encoders, dict) else None
+    vae = kinds.get('vae') if isinstance(kinds, dict) else None
+    if not isinstance(vae, dict): return None
     return m if type(m := vae.get('crop_multiple', VAE_CROP_MULTIPLE)) is int and m > 0 else VAE_CROP_MULTIPLE
 
 def expected_vae_shape(
@@ -168,6 +169,13 @@ def expected_vae_shape(
         w,h = parse_bucket(rec['aspect_bucket'])
         return (16, h//8, w//8)
     return (16, rec['height']//multiple*multiple//8, rec['width']//multiple*multiple//8)
+
+def vae_shapes(
+    rec:dict, # A Stage 2 record that `record_problem` accepts
+    multiple:int|None=VAE_CROP_MULTIPLE, # From `crop_multiple`; None (not recorded): either crop, 8 or 16
+)->list: # Distinct shapes
+    "The latent shapes a record may have."
+    return list(dict.fromkeys(expected_vae_shape(rec, m) for m in ([8, VAE_CROP_MULTIPLE] if multiple is None else [multiple])))
 
 # %% ../nbs/01a_format.ipynb #66c44b09
 _EXPONENT = {np.dtype(np.float16): (np.uint16, 0x7c00), np.dtype(np.float32): (np.uint32, 0x7f800000)}
@@ -206,7 +214,7 @@ def npy_problem(
     kind:str, # `dinov3`, `vae` or `t5`
     data:bytes|memoryview, # The whole `.npy` file
     rec:dict|None=None, # The record it belongs to: a latent must then have `expected_vae_shape(rec, multiple)`
-    multiple:int=VAE_CROP_MULTIPLE, # See `crop_multiple`
+    multiple:int|None=VAE_CROP_MULTIPLE, # See `crop_multiple` (None: not recorded)
 )->str|None:
     "What is wrong with a `.npy` file as a `kind` embedding (header, dtype, shape, the record's latent shape, length, non-finite values), or None."
     try:
@@ -214,7 +222,7 @@ def npy_problem(
         shape,_,dtype = npy_header(bytes(data[:start]))
     except ValueError as e: return str(e)
     if why := _spec_problem(kind, shape, dtype): return why
-    if rec is not None and kind == 'vae' and shape != (exp := expected_vae_shape(rec, multiple)): return f'shape {shape}, the record needs {exp}'
+    if rec is not None and kind == 'vae' and shape not in (ok := vae_shapes(rec, multiple)): return f"shape {shape}, the record needs {' or '.join(map(str, ok))}"
     count = math.prod(shape)
     if len(data) != start + count*dtype.itemsize: return f'{len(data)} bytes, expected {start + count*dtype.itemsize}'
     if n := count_nonfinite(np.frombuffer(data, dtype, count, start)): return f'{n} non-finite values'
