@@ -22,7 +22,7 @@ from .core import (ImgprepError, ImageIdError, EMBEDDING_DIRS, EMBEDDING_SPECS, 
                           read_regular, remove_temps, run_cli, UnreadableFile, validate_image_id)
 from .buckets import BUCKET_NAMES, assign_bucket, bucket_for, cover_crop_box, parse_bucket, ratio_warning
 from .images import ImageError, image_size
-from .format import (ENCODERS_NAME, MADE_FROM, UNRESOLVED, VAE_CROP_MULTIPLE, crop_multiple, encoders_differences, expected_vae_shape,
+from .format import (ENCODERS_NAME, MADE_FROM, UNRESOLVED, VAE_CROP_MULTIPLE, crop_multiple, encoders_differences,
                             inline_arrays, made_from, mask_problem, npy_problem, read_encoders, record_problem, stale_kinds)
 from . import __version__
 
@@ -728,7 +728,7 @@ def v2_problem(rec:dict)->str|None:
     arrays = set(inline_arrays(rec))
     if inline := [k for k in rec if k in INLINE_FIELDS or k in arrays]: return f'inline arrays left in the record: {", ".join(inline)}'
 
-def _npy_problem(kind:str, path:Path, rec:dict, multiple:int=VAE_CROP_MULTIPLE)->tuple|None:
+def _npy_problem(kind:str, path:Path, rec:dict, multiple:int|None=VAE_CROP_MULTIPLE)->tuple|None:
     "(counter, message) for a `.npy` that cannot be used as `rec`'s `kind` embedding, or None: `format.npy_problem`, the check `imgprep_shard` makes."
     try: data = read_regular(path)
     except UnreadableFile as e: return 'unreadable_npy', str(e)
