@@ -4,7 +4,7 @@
 
 # %% ../nbs/01a_format.ipynb #566cb8a4
 from __future__ import annotations
-import io, json, math, re
+import hashlib, io, json, math, re
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,22 +12,23 @@ import numpy as np
 import orjson
 
 from .core import EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, check_embedding, validate_image_id
-from .buckets import bucket_name, parse_bucket
+from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
-__all__ = ['REASONS', 'RECORD_FIELDS', 'NPY_MEMBERS', 'MEMBERS', 'ARRAYS', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
-           'VAE_CROP_MULTIPLE', 'UNRESOLVED', 'mask_problem', 'bucket_problem', 'record_problem', 'existing_shards',
-           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'encoders_differences',
-           'read_encoders']
+__all__ = ['REASONS', 'RECORD_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'NPY_MEMBERS', 'MEMBERS', 'ARRAYS', 'JSON_FIELDS',
+           'MANIFEST_NAME', 'ENCODERS_NAME', 'VAE_CROP_MULTIPLE', 'UNRESOLVED', 'mask_problem', 'bucket_problem',
+           'record_problem', 'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'existing_shards',
+           'crop_multiple', 'expected_vae_shape', 'vae_shapes', 'count_nonfinite', 'npy_header_len', 'npy_header',
+           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'read_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
     bad_image_id='image_id is empty, not a string, or not a safe file name',
     bad_image_path='image_path is missing, empty, or escapes the images root',
-    missing_caption='caption is missing, not a string, or blank',
+    missing_caption='caption is missing or not a string (an empty caption is a caption: an unconditional sample)',
     bad_mask=f't5_attention_mask is not {T5_MASK_LEN} values of 0 and 1 with at least one 1',
     bad_size='height or width is not a positive integer',
-    bad_bucket='aspect_bucket is missing or not WIDTHxHEIGHT',
+    bad_bucket="aspect_bucket is missing, not WIDTHxHEIGHT, or not the bucket of the record's width and height",
     **{f'missing_{k}': f'no {d}/<image_id>.npy' for k,d in EMBEDDING_DIRS.items()},
     **{f'bad_{k}': f'the {k} array has the wrong shape or dtype, non-finite values, or is unreadable' for k in EMBEDDING_DIRS},
     bad_members='a shard sample does not have exactly the five members',
@@ -65,6 +66,8 @@ def bucket_problem(
     "What is wrong with an `aspect_bucket` value, or None when it reads as WIDTHxHEIGHT."
     return _bucket_name_problem(b) if type(b) is str else f'aspect_bucket is {b!r}'
 
+_bucket_of = lru_cache(maxsize=4096)(assign_bucket)
+
 _PLAIN_ID = re.compile(r'[A-Za-z0-9_-]{1,240}') # ids of only these characters pass every rule of `validate_image_id`
 
 def record_problem(
@@ -79,12 +82,58 @@ def record_problem(
     path = rec.get('image_path')
     if type(path) is not str or not path.strip() or '\x00' in path: return 'bad_image_path', f'image_path is {path!r}'
     cap = rec.get('caption')
-    if type(cap) is not str or not cap.strip(): return 'missing_caption', f'caption is {cap!r}'
+    if type(cap) is not str: return 'missing_caption', f'caption is {cap!r}'
     mask = rec.get('t5_attention_mask')
     if (mask is not None or not stage1) and (why := mask_problem(mask)): return 'bad_mask', why
     h,w = rec.get('height'),rec.get('width')
     if not (type(h) is int and type(w) is int and h > 0 and w > 0): return 'bad_size', f'height {h!r}, width {w!r} are not positive integers'
-    if not stage1 and (why := bucket_problem(rec.get('aspect_bucket'))): return 'bad_bucket', why
+    if stage1: return None
+    if why := bucket_problem(b := rec.get('aspect_bucket')): return 'bad_bucket', why
+    if b != (a := _bucket_of(w, h)): return 'bad_bucket', f'aspect_bucket {b} but {w}x{h} belongs to {a}'
+
+# %% ../nbs/01a_format.ipynb #be3c96ee
+INLINE_ARRAY_MIN = 64 # numbers from which a list is an array, not metadata
+
+def _count_numbers(v:list)->int|None:
+    "How many numbers the nested list `v` holds, or None when it holds anything else."
+    n,todo = 0,[v]
+    while todo:
+        o = todo.pop()
+        if type(o) is list: todo.extend(o)
+        elif type(o) in (int, float): n += 1
+        else: return None
+    return n
+
+def inline_arrays(
+    rec:dict, # A Stage 1 or Stage 2 record
+)->list: # Field names, in record order
+    "The fields of `rec` outside `RECORD_FIELDS` that hold an array inline: a list, possibly nested, of `INLINE_ARRAY_MIN` or more numbers only."
+    return [k for k,v in rec.items() if type(v) is list and k not in RECORD_FIELDS and (_count_numbers(v) or 0) >= INLINE_ARRAY_MIN]
+
+# %% ../nbs/01a_format.ipynb #89fea5f5
+MADE_FROM = 'made_from' # record field: kind -> digest of the input its array was made from
+
+def caption_digest(
+    caption:str, # A caption
+)->str: # 16 hex digits
+    "A short digest of a caption (the first 64 bits of its SHA-256): enough to notice an edit."
+    return hashlib.sha256(caption.encode('utf-8', 'surrogatepass')).hexdigest()[:16]
+
+def made_from(
+    rec:dict, # A usable record
+)->dict: # kind -> digest, for the kinds whose input the record identifies
+    "What each array of `rec` would be made from now: `t5` the caption's digest, `dinov3` and `vae` the image's `sha256` when given."
+    out = dict(t5=caption_digest(rec['caption'])) if type(rec.get('caption')) is str else {}
+    if type(s := rec.get('sha256')) is str and s: out = dict(dinov3=s, vae=s, **out)
+    return out
+
+def stale_kinds(
+    rec:dict, # A record
+)->list: # Kinds in `made_from` order
+    "The kinds whose array, by the record's `made_from`, was made from another caption or image than the record's now."
+    got,now = rec.get(MADE_FROM),made_from(rec)
+    if type(got) is not dict: return []
+    return [k for k,v in now.items() if k in got and got[k] != v]
 
 # %% ../nbs/01a_format.ipynb #b5836f34
 NPY_MEMBERS = {'dinov3': 'dinov3.npy', 'vae': 'vae.npy', 't5': 't5h.npy'}  # Stage 2 kind -> tar extension
@@ -100,6 +149,33 @@ def existing_shards(
 )->list:
     "Finished shards under `output_dir` (temporaries never match `shard-*.tar`)."
     return sorted(Path(output_dir).glob('bucket_*/shard-*.tar'))
+
+# %% ../nbs/01a_format.ipynb #70b014bd
+def crop_multiple(
+    encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
+)->int|None: # None: not recorded
+    "The multiple a tree's original-resolution images were cropped to, as its `encoders.json` records it; None when it does not."
+    kinds = encoders.get('kinds') if isinstance(encoders, dict) else None
+    vae = kinds.get('vae') if isinstance(kinds, dict) else None
+    if not isinstance(vae, dict): return None
+    return m if type(m := vae.get('crop_multiple', VAE_CROP_MULTIPLE)) is int and m > 0 else VAE_CROP_MULTIPLE
+
+def expected_vae_shape(
+    rec:dict, # A Stage 2 record that `record_problem` accepts
+    multiple:int=VAE_CROP_MULTIPLE, # Original resolution: the sides were cropped to multiples of this (`crop_multiple`)
+)->tuple:
+    "(16, h, w) of a record's latent: its size cropped to multiples of `multiple`, over 8, or its bucket's in bucket mode."
+    if rec.get('vae_resolution') == 'bucket':
+        w,h = parse_bucket(rec['aspect_bucket'])
+        return (16, h//8, w//8)
+    return (16, rec['height']//multiple*multiple//8, rec['width']//multiple*multiple//8)
+
+def vae_shapes(
+    rec:dict, # A Stage 2 record that `record_problem` accepts
+    multiple:int|None=VAE_CROP_MULTIPLE, # From `crop_multiple`; None (not recorded): either crop, 8 or 16
+)->list: # Distinct shapes
+    "The latent shapes a record may have."
+    return list(dict.fromkeys(expected_vae_shape(rec, m) for m in ([8, VAE_CROP_MULTIPLE] if multiple is None else [multiple])))
 
 # %% ../nbs/01a_format.ipynb #66c44b09
 _EXPONENT = {np.dtype(np.float16): (np.uint16, 0x7c00), np.dtype(np.float32): (np.uint32, 0x7f800000)}
@@ -137,13 +213,16 @@ def _spec_problem(kind:str, shape:tuple, dtype:np.dtype)->str|None:
 def npy_problem(
     kind:str, # `dinov3`, `vae` or `t5`
     data:bytes|memoryview, # The whole `.npy` file
+    rec:dict|None=None, # The record it belongs to: a latent must then have `expected_vae_shape(rec, multiple)`
+    multiple:int|None=VAE_CROP_MULTIPLE, # See `crop_multiple` (None: not recorded)
 )->str|None:
-    "What is wrong with a `.npy` file as a `kind` embedding (header, dtype, shape, length, non-finite values), or None."
+    "What is wrong with a `.npy` file as a `kind` embedding (header, dtype, shape, the record's latent shape, length, non-finite values), or None."
     try:
         start = npy_header_len(data)
         shape,_,dtype = npy_header(bytes(data[:start]))
     except ValueError as e: return str(e)
     if why := _spec_problem(kind, shape, dtype): return why
+    if rec is not None and kind == 'vae' and shape not in (ok := vae_shapes(rec, multiple)): return f"shape {shape}, the record needs {' or '.join(map(str, ok))}"
     count = math.prod(shape)
     if len(data) != start + count*dtype.itemsize: return f'{len(data)} bytes, expected {start + count*dtype.itemsize}'
     if n := count_nonfinite(np.frombuffer(data, dtype, count, start)): return f'{n} non-finite values'

@@ -18,8 +18,8 @@ from . import __version__
 from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, UnreadableFile, atomic_write_bytes,
                           atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys, temp_path, validate_image_id)
 from .buckets import bucket_name, parse_bucket
-from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, count_nonfinite, existing_shards, mask_problem, npy_header, npy_header_len,
-                            npy_problem, record_problem)
+from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, count_nonfinite, crop_multiple, existing_shards, mask_problem,
+                            npy_header, npy_header_len, npy_problem, record_problem)
 
 # %% auto #0
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
@@ -275,6 +275,15 @@ _CHECKS = {k: partial(npy_problem, k) for k in NPY_MEMBERS}
 def _npy_dirs(layout:Stage2Layout)->dict:
     return {k: os.fspath(layout.dir(k)) for k in NPY_MEMBERS}
 
+@lru_cache(maxsize=16)
+def _multiple(layout:Stage2Layout, stamp:int|None)->int|None: return crop_multiple(stage2_encoders(layout) if stamp is not None else None)
+
+def _vae_multiple(layout:Stage2Layout)->int|None:
+    "What the tree's original-resolution images were cropped to (`format.crop_multiple`), read again whenever `encoders.json` changes."
+    try: stamp = os.stat(layout.base/ENCODERS_NAME).st_mtime_ns
+    except FileNotFoundError: stamp = None
+    return _multiple(layout, stamp)
+
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
@@ -287,8 +296,9 @@ def add_sample(
         try:
             for d in _npy_dirs(layout).values(): opened.append(open_regular(os.path.join(d, sample.image_id + '.npy')))
         except UnreadableFile as e: return str(e)
+        checks = {**_CHECKS, 'vae': partial(npy_problem, 'vae', rec=sample.record, multiple=_vae_multiple(layout))}
         return shard.add([(f'{key}.json', sample_json(sample.record), None)] +
-                         [(f'{key}.{ext}', fd_size, _CHECKS[k]) for (k,ext),fd_size in zip(NPY_MEMBERS.items(), opened)] +
+                         [(f'{key}.{ext}', fd_size, checks[k]) for (k,ext),fd_size in zip(NPY_MEMBERS.items(), opened)] +
                          [(f'{key}.t5m.npy', mask_npy(sample.record['t5_attention_mask']), None)])
     finally:
         for fd,_ in opened: os.close(fd)

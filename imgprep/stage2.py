@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse, hashlib, json, os, signal, sys, threading
 from collections import Counter
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -17,12 +18,12 @@ from fastcore.basics import chunked, patch
 
 from .core import (ImgprepError, ImageIdError, EMBEDDING_DIRS, EMBEDDING_SPECS, JSONL_NAME, T5_MASK_LEN, Stage2Layout, Progress,
                           atomic_copy, atomic_save_npy, atomic_write_json, atomic_writer, check_embedding, check_free_disk, dumps_record,
-                          exclusive_dir, format_counters, image_id_from_path, iter_jsonl, load_npy, logger, remove_temps, run_cli,
-                          validate_image_id)
+                          exclusive_dir, format_counters, image_id_from_path, is_inside, iter_jsonl, load_npy, logger, open_regular,
+                          read_regular, remove_temps, run_cli, UnreadableFile, validate_image_id)
 from .buckets import BUCKET_NAMES, assign_bucket, bucket_for, cover_crop_box, parse_bucket, ratio_warning
 from .images import ImageError, image_size
-from .format import (ENCODERS_NAME, UNRESOLVED, VAE_CROP_MULTIPLE, encoders_differences, mask_problem, read_encoders,
-                            record_problem)
+from .format import (ENCODERS_NAME, MADE_FROM, UNRESOLVED, VAE_CROP_MULTIPLE, crop_multiple, encoders_differences,
+                            inline_arrays, made_from, mask_problem, npy_problem, read_encoders, record_problem, stale_kinds)
 from . import __version__
 
 # %% auto #0
@@ -30,8 +31,7 @@ __all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'CHUNK', 'KINDS'
            'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
            'inline_embedding', 'migrate_record', 'journal_path', 'backup_path', 'Journal', 'merge_journal',
            'models_needed', 'Stage2Run', 'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders',
-           'inline_cosines', 'run_stage2', 'nothing_usable', 'v2_problem', 'expected_vae_shape', 'verify_stage2',
-           'main']
+           'inline_cosines', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -51,16 +51,24 @@ class BadRecord(ImgprepError):
     "A record that cannot be used; `kind` names the problem (and its counter)."
     def __init__(self, kind:str, msg:str): super().__init__(msg); self.kind = kind
 
+@lru_cache(maxsize=4096)
+def _dir_inside(d:str, root:str)->bool:
+    # Resolving every record's path costs a `lstat` per component; images share few directories, so each is resolved once per
+    # process. A directory swapped for a link later is still caught: the image is opened with `core.open_regular` and the root.
+    return is_inside(d, root)
+
 def resolve_image(
     image_path:str, # `image_path` of a record
     images_root:str|Path, # Directory image paths are relative to
 )->Path: # Absolute, normalised path inside `images_root`
-    "Where the image of a record is; `BadRecord('bad_image_path')` if there is none or it escapes `images_root`."
+    "Where the image of a record is; `BadRecord('bad_image_path')` if there is none or it escapes `images_root`, by its name or through links."
     if not isinstance(image_path, str) or not image_path.strip() or '\x00' in image_path:
         raise BadRecord('bad_image_path', f'image_path is {image_path!r}')
     root = os.path.abspath(images_root)
     p = os.path.normpath(os.path.join(root, image_path))
     if os.path.commonpath([root, p]) != root: raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {root}')
+    if not _dir_inside(os.path.dirname(p), root) or (os.path.islink(p) and not is_inside(p, root)):  # a link (to a file or a directory) leading out
+        raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {root} through a symbolic link (to {os.path.realpath(p)})')
     return Path(p)
 
 def check_record(
@@ -97,7 +105,8 @@ def migrate_record(
     "`rec` in format v2: spec fields first, other fields kept in order, inline arrays removed."
     out = dict(image_id=image_id, image_path=rec['image_path'], caption=rec['caption'], t5_attention_mask=rec['t5_attention_mask'],
                height=rec['height'], width=rec['width'], aspect_bucket=bucket, format_version=2)
-    out.update((k, v) for k,v in rec.items() if k not in out and k not in INLINE_FIELDS)
+    drop = {*INLINE_FIELDS, *inline_arrays(rec)}
+    out.update((k, v) for k,v in rec.items() if k not in out and k not in drop)
     return out
 
 # %% ../nbs/04_stage2.ipynb #37b5662c
@@ -248,9 +257,10 @@ def models_needed(
         for _,rec in iter_jsonl(src):
             try: iid,_ = check_record(rec, images_root)
             except BadRecord: continue
-            if 'dinov3' in passes and iid not in have['dinov3'] and inline_embedding(rec)[0] is None: need.add('dinov3')
-            if 'vae' in passes and iid not in have['vae']: need.add('vae')
-            if 't5' in wanted and (('t5' in passes and iid not in have['t5']) or rec.get('t5_attention_mask') is None): need.add('t5')
+            stale = stale_kinds(rec)
+            if 'dinov3' in passes and ((iid not in have['dinov3'] and inline_embedding(rec)[0] is None) or 'dinov3' in stale): need.add('dinov3')
+            if 'vae' in passes and (iid not in have['vae'] or 'vae' in stale): need.add('vae')
+            if 't5' in wanted and (('t5' in passes and (iid not in have['t5'] or 't5' in stale)) or rec.get('t5_attention_mask') is None): need.add('t5')
             if len(need) == len(wanted): break
     return [k for k in wanted if k in need]
 
@@ -259,8 +269,9 @@ CHUNK = 512 # records per chunk; each chunk's images go through one DataLoader, 
 KINDS = ('dinov3', 'vae', 't5')
 BAD_RECORD_KINDS = ('bad_image_path', 'bad_image_id', 'missing_caption', 'bad_mask', 'bad_size', 'duplicate_image_id')
 COUNTERS = ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
-            *BAD_RECORD_KINDS, 'missing_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
-            'mask_replaced', 'truncated_captions', 'odd_ratio', 'new_dinov3', 'new_vae', 'new_t5', 'recovered_tmp')
+            *BAD_RECORD_KINDS, 'missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
+            'dropped_inline_arrays', 'mask_replaced', 'truncated_captions', 'odd_ratio', 'new_dinov3', 'new_vae', 'new_t5', 'recomputed',
+            'recovered_tmp')
 
 @dataclass
 class _Item:
@@ -339,6 +350,24 @@ def extract(self:Stage2Run, items:list):
             it.done = {'extracted'}
 
 @patch
+def image_readable(self:Stage2Run, it:_Item)->bool:
+    "Is the image of `it` a regular file inside the images root that this process may open? If not, flag it and say no."
+    try: fd,_ = open_regular(it.image, root=self.images_root)
+    except UnreadableFile as e:
+        self.flag(it, 'missing_image' if e.reason == 'missing' else 'unreadable_image', str(e))
+        return False
+    os.close(fd)
+    return True
+
+@patch
+def forget(self:Stage2Run, it:_Item, kind:str):
+    "Delete the `kind` array of `it`, made from another caption or image, before the record names the new one (see `sources`)."
+    self.lay.npy_path(kind, it.image_id).unlink(missing_ok=True)
+    self.have[kind].discard(it.image_id)
+    self.counts['recomputed'] += 1
+    logger.info(f'{self.where(it.line)}: the {kind} array was made from another {"caption" if kind == "t5" else "image"}; recomputing it')
+
+@patch
 def bucket_fields(self:Stage2Run, it:_Item)->dict|None:
     "How the bucket-mode latent of `it` is cut from its image, or None (flagged) if it cannot be made."
     try: w,h = image_size(it.image)
@@ -364,13 +393,13 @@ def count_truncated(self:Stage2Run, items:list):
 def plan(self:Stage2Run, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
     for it in items:
-        it.todo = {k for k in KINDS if k in self.passes and k in self.encoders and it.image_id not in self.have[k]}
-        if {'dinov3', 'vae'} & it.todo and not it.image.is_file():
-            self.flag(it, 'missing_image', f'{it.image} does not exist')
-            it.todo -= {'dinov3', 'vae'}
+        stale = stale_kinds(it.rec)
+        it.todo = {k for k in KINDS if k in self.passes and k in self.encoders and (it.image_id not in self.have[k] or k in stale)}
+        if {'dinov3', 'vae'} & it.todo and not self.image_readable(it): it.todo -= {'dinov3', 'vae'}
         if 'vae' in it.todo and self.vae_resolution == 'bucket':
             it.vae_fields = self.bucket_fields(it)
             if it.vae_fields is None: it.todo.discard('vae')
+        for k in it.todo & set(stale): self.forget(it, k)
     if 't5' not in self.encoders: return
     from imgprep.encoders import mask_mismatches
     need = [it for it in items if 't5' in it.todo or it.rec.get('t5_attention_mask') is None]
@@ -383,12 +412,26 @@ def plan(self:Stage2Run, items:list):
 
 # %% ../nbs/04_stage2.ipynb #cefbb784
 @patch
+def sources(self:Stage2Run, it:_Item)->dict:
+    "The record's `made_from` after this chunk: the inputs of the arrays made now, and of those found without one; the recorded ones otherwise."
+    old = it.rec.get(MADE_FROM) if type(it.rec.get(MADE_FROM)) is dict else {}
+    out = dict(old)
+    for k,v in made_from(it.rec).items():
+        if k in it.todo or (k not in old and it.image_id in self.have[k]): out[k] = v
+    return {**{k: out.pop(k) for k in KINDS if k in out}, **out}
+
+@patch
 def entry(self:Stage2Run, it:_Item)->dict:
     "The journal entry of a usable record."
     rec = dict(it.rec)
     if it.mask is not None: rec['t5_attention_mask'] = it.mask
     if it.vae_fields: rec.update(it.vae_fields)
-    if 'migrate' in self.passes: rec = migrate_record(rec, it.image_id, it.bucket)
+    if made := self.sources(it): rec[MADE_FROM] = made
+    if 'migrate' in self.passes:
+        if dropped := [k for k in inline_arrays(rec) if k not in INLINE_FIELDS]:
+            if not self.counts['dropped_inline_arrays']: logger.warning(f'{self.where(it.line)}: inline arrays {", ".join(dropped)} dropped: a v2 record holds no arrays (counted as dropped_inline_arrays)')
+            self.counts['dropped_inline_arrays'] += len(dropped)
+        rec = migrate_record(rec, it.image_id, it.bucket)
     it.changed = list(rec.items()) != list(it.rec.items())
     return {'line': it.line, 'record': rec} if it.changed else {'line': it.line}
 
@@ -536,6 +579,10 @@ def check_encoders(
 INLINE_CHECK = 8 # records whose inline vector is recomputed when the DINOv3 model is loaded anyway
 INLINE_MIN_COSINE = 0.99
 
+def _is_file(p:Path)->bool:
+    try: return p.is_file()
+    except OSError: return False  # no search permission on a directory above it: `plan` names it
+
 def inline_cosines(
     src:Path, # JSONL
     images_root:str|Path, # For `check_record`
@@ -549,7 +596,7 @@ def inline_cosines(
         for _,rec in iter_jsonl(src):
             try: _,image = check_record(rec, images_root)
             except BadRecord: continue
-            if (v := inline_embedding(rec)[0]) is not None and image.is_file(): picks.append((image, v))
+            if (v := inline_embedding(rec)[0]) is not None and _is_file(image): picks.append((image, v))
             if len(picks) == n: break
     out = []
     for i,a,_ in encode_image_files(encoder, [p for p,_ in picks], batch_size=1, num_workers=0):
@@ -671,34 +718,22 @@ def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int):
 
 # %% ../nbs/04_stage2.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_dinov3', 'missing_vae', 'missing_t5',
-                   'orphan_npy', 'bad_shape', 'bad_dtype', 'non_finite', 'unreadable_npy', 'unmerged_tmp')
+                   'orphan_npy', 'bad_shape', 'bad_dtype', 'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp')
 
 def v2_problem(rec:dict)->str|None:
     "What makes `rec` not a well-formed format v2 record (besides `format_version`), or None."
     if p := record_problem(rec): return p[1]
     if not isinstance(rec.get('image_path'), str) or not rec['image_path']: return f"image_path is {rec.get('image_path')!r}"
     if (b := rec.get('aspect_bucket')) not in BUCKET_NAMES: return f'aspect_bucket {b!r} is not one of the seven buckets'
-    if b != (a := assign_bucket(rec['width'], rec['height'])): return f'aspect_bucket {b} but {rec["width"]}x{rec["height"]} belongs to {a}'
-    if inline := [k for k,v in rec.items() if k in INLINE_FIELDS or (isinstance(v, list) and len(v) > T5_MASK_LEN)]:
-        return f'inline arrays left in the record: {", ".join(inline)}'
+    arrays = set(inline_arrays(rec))
+    if inline := [k for k in rec if k in INLINE_FIELDS or k in arrays]: return f'inline arrays left in the record: {", ".join(inline)}'
 
-def expected_vae_shape(
-    rec:dict, # A v2 record
-    multiple:int=VAE_CROP_MULTIPLE, # Original resolution: the sides were cropped to multiples of this (8 in trees older than `encoders.json`)
-)->tuple:
-    "(16, h, w) of a record's latent: its size cropped to multiples of `multiple`, over 8, or its bucket's in bucket mode."
-    if rec.get('vae_resolution') == 'bucket':
-        w,h = parse_bucket(rec['aspect_bucket'])
-        return (16, h//8, w//8)
-    return (16, rec['height']//multiple*multiple//8, rec['width']//multiple*multiple//8)
-
-def _npy_problem(kind:str, path:Path, rec:dict, multiple:int=VAE_CROP_MULTIPLE)->tuple|None:
-    "(counter, message) for a `.npy` that cannot be used as `rec`'s `kind` embedding, or None."
-    try: arr = load_npy(path)
-    except Exception as e: return 'unreadable_npy', f'{type(e).__name__}: {e}'
-    if why := check_embedding(kind, arr):
-        return {'dtype': 'bad_dtype', 'shape': 'bad_shape'}.get(why.split()[0], 'non_finite'), why
-    if kind == 'vae' and arr.shape != (exp := expected_vae_shape(rec, multiple)): return 'bad_shape', f'shape {arr.shape}, the record needs {exp}'
+def _npy_problem(kind:str, path:Path, rec:dict, multiple:int|None=VAE_CROP_MULTIPLE)->tuple|None:
+    "(counter, message) for a `.npy` that cannot be used as `rec`'s `kind` embedding, or None: `format.npy_problem`, the check `imgprep_shard` makes."
+    try: data = read_regular(path)
+    except UnreadableFile as e: return 'unreadable_npy', str(e)
+    if why := npy_problem(kind, data, rec, multiple):
+        return {'dtype': 'bad_dtype', 'shape': 'bad_shape'}.get(why.split()[0], 'non_finite' if why.endswith('non-finite values') else 'unreadable_npy'), why
 
 # %% ../nbs/04_stage2.ipynb #3cda6ae7
 def verify_stage2(
@@ -713,7 +748,7 @@ def verify_stage2(
     enc = read_encoders(lay.base/ENCODERS_NAME)
     if enc is None: bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing: which models, dtype and latent resolution made these arrays is not '
                         'recorded (trees made before imgprep recorded it); a run that computes embeddings writes it')
-    multiple = VAE_CROP_MULTIPLE if enc and 'vae' in enc['kinds'] else 8
+    multiple = crop_multiple(enc)
     have = {k: lay.existing_ids(k) for k in KINDS}
     ids = {}
     for line,rec in iter_jsonl(lay.jsonl, c):
@@ -735,6 +770,10 @@ def verify_stage2(
             else: p = _npy_problem(kind, path, rec, multiple) if not why else None
             if p: bad(p[0], path if iid in have[kind] else where, p[1])
             ok = ok and not p and iid in have[kind]
+        for kind in [] if why else stale_kinds(rec):
+            if iid not in have[kind]: continue
+            bad('stale_npy', lay.npy_path(kind, iid), f'made from another {"caption" if kind == "t5" else "image"} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
+            ok = False
         c['complete'] += ok
     for kind in KINDS:
         for iid in sorted(have[kind] - ids.keys()): bad('orphan_npy', lay.npy_path(kind, iid), 'no record has this image_id')
