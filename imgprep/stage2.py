@@ -31,7 +31,8 @@ __all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'SAMPLE', 'CHUNK
            'resolve_image', 'check_record', 'inline_embedding', 'migrate_record', 'journal_path', 'backup_path',
            'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'EncodersMismatch',
            'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes', 'estimate_writes',
-           'check_room', 'run_stage2', 'nothing_usable', 'v2_problem', 'expected_vae_shape', 'verify_stage2', 'main']
+           'check_writable', 'check_room', 'run_stage2', 'nothing_usable', 'v2_problem', 'expected_vae_shape',
+           'verify_stage2', 'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -661,7 +662,7 @@ def inline_cosines(
     return out
 
 # %% ../nbs/04_stage2.ipynb #09b58b12
-from .core import DiskSpaceError, free_gb
+from .core import DiskSpaceError, free_gb, temp_path
 
 # %% ../nbs/04_stage2.ipynb #4575470a
 NPY_HEADER = 128 # bytes before the data of every `.npy` we write (numpy pads its header to a multiple of 64)
@@ -723,6 +724,17 @@ def estimate_writes(
         out['jsonl'] += merged
         if backup is not None and not backup.exists() and run.src.exists(): out['jsonl'] += run.src.stat().st_size
     return {**out, 'total': sum(out.values()), 'records': n}
+
+def check_writable(
+    d:Path, # A directory the run writes in
+):
+    "Raise the system's error (naming `d`) at once when no file can be made in `d`, such as on a read-only file system."
+    p = temp_path(d/'.write-check')
+    try: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as e:
+        e.filename = str(d)
+        raise
+    os.unlink(p)
 
 def _size(n:int)->str: return f'{n/1e9:.2f} GB' if n >= 1e9 else f'{n/1e6:.1f} MB' if n >= 1e6 else f'{n/1e3:.0f} kB'
 
@@ -809,6 +821,7 @@ def run_stage2(
     check_free_disk(lay.base, min_free_gb)
     lay.base.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(lay.base, 'imgprep_stage2'):
+        check_writable(lay.base)
         counts = Counter(dict.fromkeys(COUNTERS, 0))
         backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
         if (jp := journal_path(lay.jsonl)).exists():
