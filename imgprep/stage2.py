@@ -742,15 +742,14 @@ def check_room(
     base:Path, # Where the run writes
     need:dict, # From `estimate_writes`
     margin_gb:float, # `--min-free-gb`: what must stay free after the run
-)->str: # The line that was logged
-    "Log the estimate; raise `DiskSpaceError` when `base` cannot hold it and still keep `margin_gb` free."
+)->str: # The estimate as one line, for the log
+    "Raise `DiskSpaceError` when `base` cannot hold the estimated writes and still keep `margin_gb` free."
     free = free_gb(base)
     parts = ', '.join(f'{k} {_size(need[k])}' for k in (*KINDS, 'jsonl') if need[k])
     msg = f"{base}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records; {free:.1f} GB free"
     if free - need['total']/1e9 < margin_gb:
         raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '
                              'write elsewhere with --output-base-dir, run fewer passes at a time, or lower --min-free-gb')
-    logger.info(msg)
     return msg
 
 # %% ../nbs/04_stage2.ipynb #ff57b61d
@@ -831,7 +830,7 @@ def run_stage2(
         run = Stage2Run(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, passes, Path(images_root).absolute(), counts,
                         batch_size=batch_size, vae_resolution=vae_resolution)
         need = estimate_writes(run, backup)
-        check_room(lay.base, need, min_free_gb)
+        room = check_room(lay.base, need, min_free_gb)
         kinds = models_needed(run.src, passes, run.have, images_root)
         n_check = (INLINE_CHECK if 'dinov3' in kinds else 0) if check_inline is None else check_inline
         kinds += ['dinov3'] if n_check and 'dinov3' not in kinds else []
@@ -845,6 +844,7 @@ def run_stage2(
             found = _check_inline(run, n_check) if n_check else {}
             merged = check_encoders(recorded, settings(), accept, where) if kinds else recorded  # the models are cached now
             if merged != recorded: atomic_write_json(where, merged)
+            logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run_chunks(run, backup, progress_every, need['records'], progress_bar)
         finally:
             for e in run.encoders.values(): e.close()
