@@ -27,11 +27,13 @@ from .format import (ENCODERS_NAME, MADE_FROM, UNRESOLVED, VAE_CROP_MULTIPLE, cr
 from . import __version__
 
 # %% auto #0
-__all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'CHUNK', 'KINDS', 'BAD_RECORD_KINDS', 'COUNTERS', 'INLINE_CHECK',
-           'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
-           'inline_embedding', 'migrate_record', 'journal_path', 'backup_path', 'Journal', 'merge_journal',
-           'models_needed', 'Stage2Run', 'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders',
-           'inline_cosines', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'main']
+__all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'SAMPLE', 'CHUNK', 'KINDS', 'BAD_RECORD_KINDS', 'COUNTERS',
+           'INLINE_CHECK', 'INLINE_MIN_COSINE', 'NPY_HEADER', 'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord',
+           'resolve_image', 'check_record', 'inline_embedding', 'migrate_record', 'journal_path', 'backup_path',
+           'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'EncodersMismatch',
+           'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes', 'estimate_writes',
+           'check_writable', 'with_errno', 'check_room', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2',
+           'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -137,11 +139,25 @@ def _signals(handler):
 # %% ../nbs/04_stage2.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
 def backup_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.stage1.backup')
+def dropped_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.dropped.jsonl')
 
-def _identity(path:Path)->dict:
-    "What tells one version of a file from another: a replaced file has a new inode."
+SAMPLE = 1<<16 # bytes at each end of the journaled prefix whose digest tells an append from a rewrite
+
+def _prefix_digest(path:Path, size:int)->str:
+    "SHA-256 of the first and last `SAMPLE` bytes of the first `size` bytes of `path` (all of them when that is short)."
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        h.update(f.read(min(size, 2*SAMPLE)))
+        if size > 2*SAMPLE:
+            f.seek(size - SAMPLE)
+            h.update(f.read(SAMPLE))
+    return h.hexdigest()
+
+def _identity(path:Path, prefix:bool=False)->dict:
+    "What tells one version of a file from another: a replaced file has a new inode; with `prefix`, a digest of its ends too."
     st = os.stat(path)
-    return dict(source=str(Path(path).absolute()), dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    ident = dict(source=str(Path(path).absolute()), dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return {**ident, 'prefix': _prefix_digest(path, st.st_size)} if prefix else ident
 
 class Journal:
     "Entries for the lines of `source`, appended to `path` and flushed chunk by chunk."
@@ -149,19 +165,32 @@ class Journal:
                  path:Path, # Where the journal goes: `<jsonl>.tmp`
                  source:Path): # The JSONL the entries refer to
         self.path = Path(path)
-        self.f = open(self.path, 'xb')  # never two journals: a leftover is merged before a run starts
-        self.write([{'journal': 1, **_identity(source)}])
+        try: self.f = open(self.path, 'xb')  # never two journals: a leftover is merged before a run starts
+        except OSError as e: raise _named(e, self.path)
+        self.write([{'journal': 1, **_identity(source, prefix=True)}])
 
     def write(self, entries:list):
         "Append `entries` and hand them to the OS, so a kill -9 cannot lose them."
-        self.f.write(b''.join(map(dumps_record, entries)))
-        self.f.flush()
+        try:
+            self.f.write(b''.join(map(dumps_record, entries)))
+            self.f.flush()
+        except OSError as e: raise _named(e, self.path)
 
     def close(self):
         "Put the journal on disk and close it (twice is harmless)."
         if self.f.closed: return
-        os.fsync(self.f.fileno())
-        self.f.close()
+        try:
+            os.fsync(self.f.fileno())
+            self.f.close()
+        except OSError as e:
+            try: self.f.close()
+            except OSError: pass  # the first error is the one to report
+            raise _named(e, self.path)
+
+def _named(e:OSError, path:Path)->OSError:
+    "`e`, naming `path` if it names no file (a full disk while writing to an open file)."
+    if e.filename is None: e.filename = str(path)
+    return e
 
 # %% ../nbs/04_stage2.ipynb #9741899a
 def _entries(f)->Iterator:
@@ -182,10 +211,33 @@ def _header(f)->dict|None:
     except ValueError: return None
     return h if isinstance(h, dict) and h.get('journal') == 1 else None
 
-def _applies(head:dict|None)->bool:
-    "Is the journal's source still the very file it was written against?"
-    try: return head is not None and _identity(head['source']) == {k: head.get(k) for k in ('source', 'dev', 'ino', 'size', 'mtime_ns')}
-    except OSError: return False
+def _merged_into(journal:Path)->set:
+    "`(dev, ino)` of every file a merge of this journal was about to rename into place (its last lines say)."
+    with open(journal, 'rb') as f:
+        f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+        tail = f.read().split(b'\n')
+    marks = []
+    for raw in tail:
+        try: m = orjson.loads(raw) if raw.startswith(b'{"merging"') else None
+        except ValueError: m = None
+        if isinstance(m, dict) and isinstance(m.get('merging'), list): marks.append(tuple(m['merging']))
+    return set(marks)
+
+def _applies(head:dict|None, journal:Path)->str:
+    "'yes' when the journal's source is the very file it was written against, or that file with lines appended; else why not."
+    if head is None: return 'torn'
+    try: now = _identity(head['source'])
+    except (OSError, KeyError, TypeError): return 'gone'
+    if (now['dev'], now['ino']) in _merged_into(journal): return 'applied'
+    if (now['dev'], now['ino']) != (head.get('dev'), head.get('ino')): return 'replaced'
+    if (now['size'], now['mtime_ns']) == (head.get('size'), head.get('mtime_ns')): return 'yes'
+    size = head.get('size')
+    if 'prefix' not in head or type(size) is not int or now['size'] < size: return 'replaced'
+    if now['size'] > size > 0:  # appended: the journaled prefix must have ended a line, or its last line has changed
+        with open(head['source'], 'rb') as f:
+            f.seek(size - 1)
+            if f.read(1) != b'\n': return 'replaced'
+    return 'yes' if _prefix_digest(head['source'], size) == head['prefix'] else 'replaced'
 
 def _changes(entries:Iterator)->bool:
     "Would applying `entries` change the file: a rewritten or dropped line, or a bad line skipped?"
@@ -198,29 +250,83 @@ def _changes(entries:Iterator)->bool:
 
 def _nl(raw:bytes)->bytes: return raw if raw.endswith(b'\n') else raw + b'\n'
 
-def _write_merged(src:Path, entries:Iterator, dst:Path):
-    "Stream `src` with `entries` applied into `dst`, atomically."
-    e = next(entries, None)
+class _Dropped:
+    "The lines a merge leaves out, added to `<jsonl>.dropped.jsonl` (a line already there is not added twice); atomic, opened on the first one."
+    def __init__(self, path:Path):
+        self.path,self.writer,self.out,self.seen = Path(path),None,None,set()
+
+    def add(self, line:int, reason:str, raw:bytes):
+        "Keep the source line `line`, left out for `reason`."
+        if not raw.strip(): return  # a blank line holds nothing to keep
+        if self.out is None: self._open()
+        raw = raw[:-1] if raw.endswith(b'\n') else raw
+        try: kept = {'raw': raw.decode('utf-8')}
+        except UnicodeDecodeError: kept = {'raw_hex': raw.hex()}
+        e = dumps_record({'line': line, 'reason': reason, **kept})
+        if (h := hashlib.sha1(e).digest()) in self.seen: return  # a merge killed after this file was renamed is being redone
+        self.seen.add(h)
+        self.out.write(e)
+
+    def _open(self):
+        self.writer = atomic_writer(self.path)
+        self.out = self.writer.__enter__()
+        if not self.path.exists(): return
+        with open(self.path, 'rb') as old:
+            for raw in old:
+                self.seen.add(hashlib.sha1(_nl(raw)).digest())
+                self.out.write(_nl(raw))
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): return self.writer is not None and self.writer.__exit__(*exc)
+
+def _copy_tail(s, out):
+    "Copy what was appended to the source `s` since it was read to its end."
+    last = b'\n'
+    while chunk := s.read(1<<20):
+        out.write(chunk)
+        last = chunk[-1:]
+    if last != b'\n': out.write(b'\n')
+
+def _write_merged(src:Path, entries:Iterator, dst:Path, journal:Path):
+    "Stream `src` with `entries` applied into `dst`, keeping the lines left out in `dropped_path(dst)`; atomically, the dropped lines first."
+    e,end = next(entries, None),None
     with open(src, 'rb') as s, atomic_writer(dst) as out:
-        for i,raw in enumerate(s, 1):
-            if e is None: out.write(_nl(raw))  # not reached by the run: as it was
-            elif 'end' in e: continue  # reached, and bad: the run had nothing to say about it
-            elif e['line'] == i:
-                if 'record' in e: out.write(dumps_record(e['record']))
-                elif 'drop' not in e: out.write(_nl(raw))
-                e = next(entries, None)
-            _fault('merge')
+        with _Dropped(dropped_path(dst)) as dropped:
+            for i,raw in enumerate(s, 1):
+                if e is not None and 'end' in e: e,end = None,e['end']
+                if e is None:
+                    if end is None or i > end: out.write(_nl(raw))  # not read by the run (never reached, or appended since): as it was
+                    else: dropped.add(i, 'malformed_line', raw)  # read, and not a record
+                elif e['line'] == i:
+                    if 'record' in e: out.write(dumps_record(e['record']))
+                    elif 'drop' in e: dropped.add(i, e['drop'], raw)
+                    else: out.write(_nl(raw))
+                    e = next(entries, None)
+                else: dropped.add(i, 'malformed_line', raw)  # skipped by the run: not a record
+                _fault('merge')
+        _fault('dropped')
+        _copy_tail(s, out)
+        out.flush()
+        os.fsync(out.fileno())
+        _copy_tail(s, out)  # an append while the merged file went to disk: the window left is this line to the rename
+        st = os.fstat(out.fileno())
+        try:
+            with open(journal, 'ab') as j: j.write(dumps_record({'merging': [st.st_dev, st.st_ino]}))  # so a rerun knows it was applied
+        except OSError as e: raise _named(e, journal)
 
 def merge_journal(
     journal:Path, # A journal written by `Journal`
     dst:Path, # The JSONL to replace (the journal's source, or a new file when writing elsewhere)
     backup:Path|None=None, # Copy the source here first, unless it exists
-)->str: # 'merged', 'unchanged' (nothing to apply) or 'stale' (already applied, or unreadable)
+)->str: # 'merged', 'unchanged' (nothing to apply) or 'stale' (already applied, replaced since, or unreadable)
     "Apply a journal to its source, replace `dst` atomically, then delete the journal."
     journal,dst = Path(journal),Path(dst)
     with open(journal, 'rb') as f:
         head = _header(f)
-        if not _applies(head):
+        if (why := _applies(head, journal)) != 'yes':
+            if why in ('replaced', 'gone'):
+                logger.warning(f"{journal}: not applied: {head.get('source')} was {'replaced or rewritten' if why == 'replaced' else 'removed'} after the run "
+                               'read it; the .npy files it wrote are kept, run again to migrate the file as it is now')
             journal.unlink()
             return 'stale'
         src,start = Path(head['source']),f.tell()
@@ -230,7 +336,7 @@ def merge_journal(
             return 'unchanged'
         if in_place and backup is not None and not backup.exists(): atomic_copy(src, backup)
         f.seek(start)
-        _write_merged(src, _entries(f), dst)
+        _write_merged(src, _entries(f), dst, journal)
     _fault('merged')
     journal.unlink()
     return 'merged'
@@ -603,9 +709,126 @@ def inline_cosines(
         if a is not None: out.append(float(a @ picks[i][1] / max(float(np.linalg.norm(a)*np.linalg.norm(picks[i][1])), 1e-30)))
     return out
 
+# %% ../nbs/04_stage2.ipynb #09b58b12
+import errno
+from .core import DiskSpaceError, free_gb, temp_path
+
+# %% ../nbs/04_stage2.ipynb #4575470a
+NPY_HEADER = 128 # bytes before the data of every `.npy` we write (numpy pads its header to a multiple of 64)
+
+def npy_bytes(
+    kind:str, # 'dinov3', 'vae' or 't5'
+    width:int=0, # Image width (for 'vae')
+    height:int=0, # Image height (for 'vae')
+    vae_resolution:str='original', # 'original' or 'bucket' (for 'vae')
+)->int:
+    "Size of the `.npy` file of `kind` for an image of `width x height`."
+    shape,dtype = EMBEDDING_SPECS[kind]
+    if kind == 'vae':
+        w,h = (parse_bucket(assign_bucket(width, height)) if vae_resolution == 'bucket'
+               else (width//VAE_CROP_MULTIPLE*VAE_CROP_MULTIPLE, height//VAE_CROP_MULTIPLE*VAE_CROP_MULTIPLE))
+        shape = (shape[0], h//8, w//8)
+    return NPY_HEADER + int(np.prod(shape))*np.dtype(dtype).itemsize
+
+def _v2_size(rec:dict, iid:str, bucket:str, vae_resolution:str)->int:
+    "About the length of the migrated record's line (the real one is made later, with the tokenizer's mask)."
+    v2 = {k: v for k,v in rec.items() if k not in INLINE_FIELDS}
+    v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, t5_attention_mask=rec.get('t5_attention_mask') or [1]*T5_MASK_LEN)
+    if vae_resolution == 'bucket': v2.update(vae_resolution='bucket', vae_crop_box=[0, 0, 99999, 99999], vae_original_size=[99999, 99999])
+    return len(dumps_record(v2))
+
+def estimate_writes(
+    run:Stage2Run, # The run, before it starts
+    backup:Path|None=None, # The backup it makes before the first in-place merge, unless it exists
+)->dict: # Bytes per kind ('dinov3', 'vae', 't5', 'jsonl'), 'total', and the number of 'records'
+    "Bytes the run will write (at its peak, the journal and the merged JSONL included), from the records' sizes and what is missing."
+    out,seen = Counter(dict.fromkeys((*KINDS, 'jsonl'), 0)),set()
+    n,merged,changes = 0,0,False
+    with _quiet():
+        for line,rec in iter_jsonl(run.src):
+            n += 1
+            try: iid,image = check_record(rec, run.images_root)
+            except BadRecord:
+                changes = True
+                continue
+            if iid in seen:
+                changes = True
+                continue
+            seen.add(iid)
+            w,h = rec['width'],rec['height']
+            bucket = assign_bucket(w, h)
+            inline = 'dinov3_embedding' in rec and inline_embedding(rec)[0] is not None
+            needs = ('migrate' in run.passes and rec.get('format_version') != 2) or rec.get('t5_attention_mask') is None
+            for k in KINDS:
+                if iid in run.have[k]: continue
+                if k == 'dinov3' and not ((inline and {'dinov3', 'migrate'} & set(run.passes)) or ('dinov3' in run.passes and image.is_file())): continue
+                if k != 'dinov3' and (k not in run.passes or (k == 'vae' and not image.is_file())): continue
+                out[k] += npy_bytes(k, w, h, run.vae_resolution)
+                needs |= k == 'vae' and run.vae_resolution == 'bucket'
+            size = _v2_size(rec, iid, bucket, run.vae_resolution) if needs else len(dumps_record(rec))
+            changes |= needs
+            merged += size
+            out['jsonl'] += len(f'{{"line":{line},"record":}}') + size if needs else len(f'{{"line":{line}}}\n')
+    if changes:
+        out['jsonl'] += merged
+        if backup is not None and not backup.exists() and run.src.exists(): out['jsonl'] += run.src.stat().st_size
+    return {**out, 'total': sum(out.values()), 'records': n}
+
+def check_writable(
+    d:Path, # A directory the run writes in
+):
+    "Raise the system's error (naming `d`) at once when no file can be made in `d`, such as on a read-only file system."
+    p = temp_path(d/'.write-check')
+    try: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as e:
+        e.filename = str(d)
+        raise
+    os.unlink(p)
+
+def with_errno(
+    e:OSError, # An error from writing a file
+)->OSError: # `e`, or an error with an errno that says what happened
+    "numpy's `tofile` reports a short write (a full disk) with no errno: name it ENOSPC when the disk is nearly full, else a short write."
+    if e.errno is not None or not e.filename: return e
+    if free_gb(Path(e.filename).parent) < 0.1: return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), e.filename)
+    return OSError(errno.EIO, f'short write ({e.args[0]})', e.filename)
+
+def _size(n:int)->str: return f'{n/1e9:.2f} GB' if n >= 1e9 else f'{n/1e6:.1f} MB' if n >= 1e6 else f'{n/1e3:.0f} kB'
+
+def check_room(
+    base:Path, # Where the run writes
+    need:dict, # From `estimate_writes`
+    margin_gb:float, # `--min-free-gb`: what must stay free after the run
+)->str: # The estimate as one line, for the log
+    "Raise `DiskSpaceError` when `base` cannot hold the estimated writes and still keep `margin_gb` free."
+    free = free_gb(base)
+    parts = ', '.join(f'{k} {_size(need[k])}' for k in (*KINDS, 'jsonl') if need[k])
+    msg = f"{base}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records; {free:.1f} GB free"
+    if free - need['total']/1e9 < margin_gb:
+        raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '
+                             'write elsewhere with --output-base-dir, run fewer passes at a time, or lower --min-free-gb')
+    return msg
+
 # %% ../nbs/04_stage2.ipynb #ff57b61d
 def _progress_line(c:Counter)->str:
-    return f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']})"
+    return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
+            f"new .npy: {c['new_dinov3']} dinov3, {c['new_vae']} vae, {c['new_t5']} t5")
+
+_tick_lock = threading.Lock()
+
+@contextmanager
+def _ticking(progress:Progress):
+    "Let `progress` report by time from a thread while the block runs: one chunk of large photos can take many minutes."
+    done = threading.Event()
+    def loop():
+        while not done.wait(min(1, progress.seconds or 1)):
+            with _tick_lock: progress.tick(0)
+    t = threading.Thread(target=loop, daemon=True)
+    t.start()
+    try: yield
+    finally:
+        done.set()
+        t.join()
 
 def _clean_temps(lay:Stage2Layout):
     "Remove what killed writers left: `.npy` temporaries, and temporaries of the JSONL and its backup."
@@ -636,9 +859,10 @@ def run_stage2(
     vae_resolution:str='original', # 'original': the image cropped to multiples of 16, (16, H/8, W/8); 'bucket': the bucket's latent shape
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and compare (None: `INLINE_CHECK` if the model is loaded anyway; 0: never)
     accept:list|None=None, # `encoders.json` fields allowed to differ from the tree's, such as ['vae.compute_dtype']
-    min_free_gb:float=20, # Refuse to start with less free disk where outputs go
+    min_free_gb:float=20, # Margin: refuse to start unless this much stays free once the run's estimated writes are made
     verify:bool=False, # Only check the Stage 2 tree (see `verify_stage2`); change nothing
-    progress_every:int=500, # Print a progress line every this many records (0: never)
+    progress_every:int=500, # Print a progress line every this many records and every 10 s (0: never)
+    progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `COUNTERS`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing embeddings; resumable, idempotent, loss-proof."
     passes = parse_passes(passes)
@@ -647,11 +871,13 @@ def run_stage2(
     if verify: return verify_stage2(lay.base, lay.jsonl_name)
     if vae_resolution not in ('original', 'bucket'): raise ImgprepError(f'--vae-resolution {vae_resolution!r}: use original or bucket')
     if batch_size < 1: raise ImgprepError(f'--batch-size {batch_size}: must be at least 1')
+    if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()): raise FileNotFoundError(f'{jsonl}: no such JSONL; give the Stage 1 file with --jsonl')
     if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
     check_free_disk(lay.base, min_free_gb)
     lay.base.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(lay.base, 'imgprep_stage2'):
+        check_writable(lay.base)
         counts = Counter(dict.fromkeys(COUNTERS, 0))
         backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
         if (jp := journal_path(lay.jsonl)).exists():
@@ -660,6 +886,8 @@ def run_stage2(
             logger.warning(f'{jp}: left by a killed run; merge result: {result}')
         run = Stage2Run(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, passes, Path(images_root).absolute(), counts,
                         batch_size=batch_size, vae_resolution=vae_resolution)
+        need = estimate_writes(run, backup)
+        room = check_room(lay.base, need, min_free_gb)
         kinds = models_needed(run.src, passes, run.have, images_root)
         n_check = (INLINE_CHECK if 'dinov3' in kinds else 0) if check_inline is None else check_inline
         kinds += ['dinov3'] if n_check and 'dinov3' not in kinds else []
@@ -673,7 +901,8 @@ def run_stage2(
             found = _check_inline(run, n_check) if n_check else {}
             merged = check_encoders(recorded, settings(), accept, where) if kinds else recorded  # the models are cached now
             if merged != recorded: atomic_write_json(where, merged)
-            _run_chunks(run, backup, progress_every)
+            logger.info(room)  # once the models are loaded: a run that cannot start says only why
+            _run_chunks(run, backup, progress_every, need['records'], progress_bar)
         finally:
             for e in run.encoders.values(): e.close()
     if nothing_usable(counts): logger.warning(f'{run.src}: no usable record among {counts["total"]}; see the warnings above')
@@ -693,25 +922,27 @@ def nothing_usable(counts:dict)->bool:
     "True when a run kept no record: there was none, or every one was dropped."
     return 'total' in counts and counts['total'] == sum(counts[k] for k in BAD_RECORD_KINDS)
 
-def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int):
+def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int, total:int|None=None, bar:bool|None=False):
     "Make the directories, process every chunk into a journal, and merge it (also when interrupted)."
     run.lay.makedirs()
     _clean_temps(run.lay)
-    progress = Progress(progress_every, lambda: _progress_line(run.counts), lambda s: print(s, file=sys.stderr, flush=True))
+    progress = Progress(progress_every, lambda: _progress_line(run.counts), lambda s: print(s, file=sys.stderr, flush=True), total=total, bar=bar)
     stop = None
-    with _signals(_interrupt):
+    with _signals(_interrupt), _ticking(progress):
         journal = Journal(journal_path(run.lay.jsonl), run.src)
         try:
             for lines in chunked(iter_jsonl(run.src, run.counts), CHUNK):
                 run.chunk(lines, journal)
-                progress.tick(len(lines))
+                with _tick_lock: progress.tick(len(lines))
             journal.write([{'end': sum(run.counts[k] for k in ('total', 'blank_lines', 'malformed_lines'))}])
             if n := run.counts['truncated_captions']:
                 logger.warning(f"{n} captions are longer than {run.encoders['t5'].max_length} T5 tokens and were cut to fit (first: {', '.join(run.truncated)}); "
                                'their T5 states see only the beginning')
         except KeyboardInterrupt as e: stop = e
+        except OSError as e: raise with_errno(e) from None
         finally: journal.close()
         _merge(journal.path, run.lay.jsonl, backup)
+    progress.close()
     if stop:
         logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(run.counts)}')
         raise stop
@@ -795,11 +1026,15 @@ def main(argv:list|None=None):
     p.add_argument('--vae-resolution', default='original', choices=('original', 'bucket'), help='latent of the image as it is, or of its aspect bucket (default: %(default)s)')
     p.add_argument('--check-inline', type=int, metavar='N', help=f'recompute N inline DINOv3 vectors and stop if they differ (default: {INLINE_CHECK} when the model is loaded anyway; 0: never)')
     p.add_argument('--accept', action='append', metavar='FIELD', help="add files although this encoders.json field differs from the tree's, e.g. vae.compute_dtype (repeatable)")
-    p.add_argument('--min-free-gb', type=float, default=20, help='refuse to start with less free disk (default: %(default)s)')
+    p.add_argument('--min-free-gb', type=float, default=20, help='margin: refuse to start unless this many GB stay free after the '
+                   "run's estimated writes (printed before any work) (default: %(default)s)")
+    p.add_argument('--progress-every', type=int, default=500, metavar='N', help='progress line every N records and every 10 s, with rate and time left; '
+                   'a bar on a terminal (0: never) (default: %(default)s)')
     p.add_argument('--verify', action='store_true', help='only check the Stage 2 tree and report every inconsistency; exit 1 if any')
     a = p.parse_args(argv)
     run_cli('imgprep_stage2', run_stage2, jsonl=a.jsonl, output_base_dir=a.output_base_dir, images_root=a.images_root,
                    passes=a.passes, batch_size=a.batch_size, dinov3_model=a.dinov3_model, vae_model=a.vae_model,
                    t5_model=a.t5_model, device=a.device, dtype=a.dtype, vae_resolution=a.vae_resolution,
                    check_inline=a.check_inline, accept=a.accept, min_free_gb=a.min_free_gb, verify=a.verify,
+                   progress_every=a.progress_every, progress_bar=None,
                    failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
