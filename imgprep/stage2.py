@@ -28,12 +28,12 @@ from . import __version__
 
 # %% auto #0
 __all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'SAMPLE', 'CHUNK', 'KINDS', 'BAD_RECORD_KINDS', 'COUNTERS',
-           'INLINE_CHECK', 'INLINE_MIN_COSINE', 'NPY_HEADER', 'VERIFY_PROBLEMS', 'parse_passes', 'BadRecord',
-           'resolve_image', 'check_record', 'inline_embedding', 'migrate_record', 'journal_path', 'backup_path',
-           'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'EncodersMismatch',
-           'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes', 'estimate_writes',
-           'check_writable', 'with_errno', 'check_room', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2',
-           'main']
+           'TILED_NAME', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'NPY_HEADER', 'VERIFY_PROBLEMS', 'parse_passes',
+           'BadRecord', 'resolve_image', 'check_record', 'inline_embedding', 'migrate_record', 'journal_path',
+           'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'tiled_latents',
+           'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes',
+           'estimate_writes', 'check_writable', 'with_errno', 'check_room', 'run_stage2', 'nothing_usable',
+           'v2_problem', 'verify_stage2', 'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -377,7 +377,7 @@ BAD_RECORD_KINDS = ('bad_image_path', 'bad_image_id', 'missing_caption', 'bad_ma
 COUNTERS = ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
             *BAD_RECORD_KINDS, 'missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
             'dropped_inline_arrays', 'mask_replaced', 'truncated_captions', 'odd_ratio', 'new_dinov3', 'new_vae', 'new_t5', 'recomputed',
-            'recovered_tmp')
+            'oom_retries', 'tiled_latents', 'recovered_tmp')
 
 @dataclass
 class _Item:
@@ -407,8 +407,10 @@ class Stage2Run:
     encoders:dict = field(default_factory=dict)
     batch_size:int = 4
     vae_resolution:str = 'original'
+    max_batch_pixels:int|None = None # Pixels per image batch (None: the encoders' default)
     have:dict = None # kind -> image_ids with a `.npy`
     seen:dict = field(default_factory=dict) # image_id -> line of the record that uses it
+    tiled:set|None = None # image_ids whose latent is tiled (`tiled_latents`), read when first needed
     truncated:list = field(default_factory=list) # image_ids of the first captions cut to the tokenizer's length
 
     def __post_init__(self):
@@ -488,10 +490,8 @@ def bucket_fields(self:Stage2Run, it:_Item)->dict|None:
 @patch
 def count_truncated(self:Stage2Run, items:list):
     "Count the captions of `items` longer than the T5 tokenizer's length (they are cut), keeping the first few ids for the warning."
-    t5 = self.encoders['t5']
-    ids = t5.tokenizer([it.rec['caption'] for it in items], truncation=False, verbose=False)['input_ids']
-    for it,n in zip(items, map(len, ids)):
-        if n <= t5.max_length: continue
+    for it,cut in zip(items, self.encoders['t5'].truncated([it.rec['caption'] for it in items])):  # bounded work, even for a 100 MB caption
+        if not cut: continue
         self.counts['truncated_captions'] += 1
         if len(self.truncated) < 5: self.truncated.append(it.image_id)
 
@@ -549,12 +549,35 @@ def encode_images(self:Stage2Run, kind:str, items:list):
     enc = self.encoders[kind]
     bs = 1 if enc.device.type == 'cpu' else self.batch_size
     kw = dict(resolution=self.vae_resolution) if kind == 'vae' else {}
+    if self.max_batch_pixels: kw['max_batch_pixels'] = self.max_batch_pixels
     for i,arr,info in encode_image_files(enc, [it.image for it in items], batch_size=bs, **kw):
         it = items[i]
         if arr is None: self.flag(it, 'encode_failed' if info.startswith(f'{it.image}: refused:') else 'corrupt_image', info)
         elif kind == 'vae' and self.vae_resolution == 'original' and tuple(info['original_size']) != (it.rec['width'], it.rec['height']):
             self.flag(it, 'size_mismatch', f'image is {info["original_size"][0]}x{info["original_size"][1]}, record says {it.rec["width"]}x{it.rec["height"]}')
-        else: self.save(kind, it, arr)
+        else:
+            if kind == 'vae': self.note_tiling(it.image_id, info.get('tiled', False))
+            self.save(kind, it, arr)
+
+TILED_NAME = 'vae_tiled.jsonl'
+
+@patch
+def note_tiling(self:Stage2Run, image_id:str, tiled:bool):
+    "Record in `<base>/vae_tiled.jsonl`, before its latent is written, that `image_id`'s latent was (or no longer is) tiled."
+    if self.tiled is None: self.tiled = tiled_latents(self.lay.base)
+    if tiled == (image_id in self.tiled): return
+    with open(self.lay.base/TILED_NAME, 'ab') as f: f.write(dumps_record(dict(image_id=image_id, tiled=tiled))); f.flush(); os.fsync(f.fileno())
+    if tiled: self.tiled.add(image_id); self.counts['tiled_latents'] += 1
+    else: self.tiled.discard(image_id)
+
+def tiled_latents(
+    base:str|Path, # A Stage 2 base directory
+)->set: # image_ids whose latent was encoded in tiles
+    "The latents of a tree that were encoded in tiles (the VAE's tiled encoder gives a slightly different latent): the last line per id wins."
+    state = {}
+    if (p := Path(base)/TILED_NAME).exists():
+        for _,r in iter_jsonl(p): state[r.get('image_id')] = r.get('tiled') is True
+    return {k for k,v in state.items() if v}
 
 @patch
 def encode_captions(self:Stage2Run, items:list):
@@ -761,8 +784,8 @@ def estimate_writes(
             needs = ('migrate' in run.passes and rec.get('format_version') != 2) or rec.get('t5_attention_mask') is None
             for k in KINDS:
                 if iid in run.have[k]: continue
-                if k == 'dinov3' and not ((inline and {'dinov3', 'migrate'} & set(run.passes)) or ('dinov3' in run.passes and image.is_file())): continue
-                if k != 'dinov3' and (k not in run.passes or (k == 'vae' and not image.is_file())): continue
+                if k == 'dinov3' and not ((inline and {'dinov3', 'migrate'} & set(run.passes)) or ('dinov3' in run.passes and os.path.isfile(image))): continue
+                if k != 'dinov3' and (k not in run.passes or (k == 'vae' and not os.path.isfile(image))): continue
                 out[k] += npy_bytes(k, w, h, run.vae_resolution)
                 needs |= k == 'vae' and run.vae_resolution == 'bucket'
             size = _v2_size(rec, iid, bucket, run.vae_resolution) if needs else len(dumps_record(rec))
@@ -857,6 +880,7 @@ def run_stage2(
     device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
     dtype:str='auto', # Compute dtype; 'auto': bfloat16 on CUDA, float32 elsewhere
     vae_resolution:str='original', # 'original': the image cropped to multiples of 16, (16, H/8, W/8); 'bucket': the bucket's latent shape
+    max_batch_pixels:int|None=None, # Pixels per image batch, so a 12 MP photo is a batch of one (None: `encoders.MAX_BATCH_PIXELS`)
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and compare (None: `INLINE_CHECK` if the model is loaded anyway; 0: never)
     accept:list|None=None, # `encoders.json` fields allowed to differ from the tree's, such as ['vae.compute_dtype']
     min_free_gb:float=20, # Margin: refuse to start unless this much stays free once the run's estimated writes are made
@@ -885,7 +909,7 @@ def run_stage2(
             counts['recovered_tmp'] = int(result == 'merged')
             logger.warning(f'{jp}: left by a killed run; merge result: {result}')
         run = Stage2Run(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, passes, Path(images_root).absolute(), counts,
-                        batch_size=batch_size, vae_resolution=vae_resolution)
+                        batch_size=batch_size, vae_resolution=vae_resolution, max_batch_pixels=max_batch_pixels)
         need = estimate_writes(run, backup)
         room = check_room(lay.base, need, min_free_gb)
         kinds = models_needed(run.src, passes, run.have, images_root)
@@ -904,6 +928,7 @@ def run_stage2(
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run_chunks(run, backup, progress_every, need['records'], progress_bar)
         finally:
+            counts['oom_retries'] = sum(getattr(e, 'oom_retries', 0) for e in run.encoders.values())
             for e in run.encoders.values(): e.close()
     if nothing_usable(counts): logger.warning(f'{run.src}: no usable record among {counts["total"]}; see the warnings above')
     return {**counts, 'models': '+'.join(kinds) or 'none', **found}
@@ -1024,6 +1049,8 @@ def main(argv:list|None=None):
     p.add_argument('--device', default='auto', help='auto, cpu, cuda, cuda:N or mps (default: %(default)s)')
     p.add_argument('--dtype', default='auto', help='compute dtype: auto, float32 or bfloat16 (default: %(default)s)')
     p.add_argument('--vae-resolution', default='original', choices=('original', 'bucket'), help='latent of the image as it is, or of its aspect bucket (default: %(default)s)')
+    p.add_argument('--max-batch-pixels', type=int, metavar='N', help='pixels per image batch on the GPU, so large photos go one at a time '
+                   '(default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)')
     p.add_argument('--check-inline', type=int, metavar='N', help=f'recompute N inline DINOv3 vectors and stop if they differ (default: {INLINE_CHECK} when the model is loaded anyway; 0: never)')
     p.add_argument('--accept', action='append', metavar='FIELD', help="add files although this encoders.json field differs from the tree's, e.g. vae.compute_dtype (repeatable)")
     p.add_argument('--min-free-gb', type=float, default=20, help='margin: refuse to start unless this many GB stay free after the '
@@ -1034,7 +1061,7 @@ def main(argv:list|None=None):
     a = p.parse_args(argv)
     run_cli('imgprep_stage2', run_stage2, jsonl=a.jsonl, output_base_dir=a.output_base_dir, images_root=a.images_root,
                    passes=a.passes, batch_size=a.batch_size, dinov3_model=a.dinov3_model, vae_model=a.vae_model,
-                   t5_model=a.t5_model, device=a.device, dtype=a.dtype, vae_resolution=a.vae_resolution,
+                   t5_model=a.t5_model, device=a.device, dtype=a.dtype, vae_resolution=a.vae_resolution, max_batch_pixels=a.max_batch_pixels,
                    check_inline=a.check_inline, accept=a.accept, min_free_gb=a.min_free_gb, verify=a.verify,
                    progress_every=a.progress_every, progress_bar=None,
                    failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
