@@ -20,7 +20,7 @@ import transformers
 from transformers import AutoModel, AutoTokenizer
 
 from . import __version__
-from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, logger, remove_temps, run_cli
+from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, logger, open_regular, remove_temps, run_cli
 from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_storage
 from .images import load_rgb
 
@@ -131,6 +131,14 @@ def data_files(
     split_dir:str|Path, # A split folder
 )->list[Path]:
     "The split's Arrow files in row order: its shard files, else those of `state.json` (none: an empty split), else every `.arrow` by name."
+    return [_regular(f, split_dir) for f in _data_files(split_dir)]
+
+def _regular(f:Path, split_dir:str|Path)->Path:
+    "`f`, if it is a regular file inside the split folder once links are resolved (`core.open_regular`): datasets would block on a FIFO."
+    os.close(open_regular(f, root=split_dir)[0])
+    return f
+
+def _data_files(split_dir:str|Path)->list[Path]:
     if files := shard_files(split_dir): return files
     state = Path(split_dir)/'state.json'
     if state.is_file():

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from fastcore.basics import chunked
 from PIL import Image
 
-from .core import (ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
+from .core import (UnreadableFile, open_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
                           dumps_record, iter_jsonl, logger, run_cli, safe_key, validate_image_id)
 from .images import ImageError, image_size, load_rgb
 
@@ -65,8 +65,8 @@ def _read_whole(
     limit:int, # Largest size read into memory
 )->bytes|None: # The bytes, or None when the file is larger than `limit`
     "Every byte of `path` in one read (unbuffered, sized from `fstat`), unless it is larger than `limit`."
-    with open(path, 'rb', buffering=0) as f:
-        return f.readall() if os.fstat(f.fileno()).st_size <= limit else None
+    fd,size = open_regular(path)  # a FIFO or a directory named like an image is refused, never waited on
+    with os.fdopen(fd, 'rb', buffering=0) as f: return f.readall() if size <= limit else None
 
 def inspect_image(
     path:str|Path, # Image file
@@ -77,6 +77,7 @@ def inspect_image(
         data = _read_whole(path, WHOLE_FILE_MAX)
         sha = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
     except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
+    except UnreadableFile as e: raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
     w,h = image_size(path, data)
     animated = False
     if os.path.splitext(path)[1].lower() in ANIMATABLE:
