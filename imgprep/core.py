@@ -21,7 +21,8 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EM
            'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
            'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
            'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
-           'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'exclusive_dir']
+           'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno',
+           'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -322,7 +323,7 @@ def atomic_writer(
     except BaseException as e:
         f.close()
         tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError): _naming(e, path, tmp)
+        if isinstance(e, OSError): raise with_errno(_naming(e, path, tmp)) from None
         raise
 
 def _naming(e:OSError, path:Path, tmp:Path)->OSError:
@@ -477,6 +478,14 @@ def check_free_disk(
         raise DiskSpaceError(f'{path}: {free:.1f} GB free, {min_free_gb:g} GB needed (--min-free-gb); '
                              'free some space, write elsewhere with --output-base-dir, or lower --min-free-gb')
     return free
+
+def with_errno(
+    e:OSError, # An error from writing a file
+)->OSError: # `e`, or an error with an errno that says what happened
+    "numpy's `tofile` reports a short write (a full disk) with no errno: name it ENOSPC when the disk is nearly full, else a short write."
+    if e.errno is not None or not e.filename: return e
+    if free_gb(Path(e.filename).parent) < 0.1: return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), e.filename)
+    return OSError(errno.EIO, f'short write ({e.args[0]})', e.filename)
 
 # %% ../nbs/00_core.ipynb #0e10f077
 @contextmanager

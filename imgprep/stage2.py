@@ -32,8 +32,8 @@ __all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'SAMPLE', 'CHUNK
            'BadRecord', 'resolve_image', 'check_record', 'inline_embedding', 'migrate_record', 'journal_path',
            'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'tiled_latents',
            'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes',
-           'estimate_writes', 'check_writable', 'with_errno', 'check_room', 'run_stage2', 'nothing_usable',
-           'v2_problem', 'verify_stage2', 'main']
+           'estimate_writes', 'check_writable', 'check_room', 'run_stage2', 'nothing_usable', 'v2_problem',
+           'verify_stage2', 'main']
 
 # %% ../nbs/04_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -808,14 +808,6 @@ def check_writable(
         raise
     os.unlink(p)
 
-def with_errno(
-    e:OSError, # An error from writing a file
-)->OSError: # `e`, or an error with an errno that says what happened
-    "numpy's `tofile` reports a short write (a full disk) with no errno: name it ENOSPC when the disk is nearly full, else a short write."
-    if e.errno is not None or not e.filename: return e
-    if free_gb(Path(e.filename).parent) < 0.1: return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), e.filename)
-    return OSError(errno.EIO, f'short write ({e.args[0]})', e.filename)
-
 def _size(n:int)->str: return f'{n/1e9:.2f} GB' if n >= 1e9 else f'{n/1e6:.1f} MB' if n >= 1e6 else f'{n/1e3:.0f} kB'
 
 def check_room(
@@ -964,7 +956,6 @@ def _run_chunks(run:Stage2Run, backup:Path|None, progress_every:int, total:int|N
                 logger.warning(f"{n} captions are longer than {run.encoders['t5'].max_length} T5 tokens and were cut to fit (first: {', '.join(run.truncated)}); "
                                'their T5 states see only the beginning')
         except KeyboardInterrupt as e: stop = e
-        except OSError as e: raise with_errno(e) from None
         finally: journal.close()
         _merge(journal.path, run.lay.jsonl, backup)
     progress.close()
