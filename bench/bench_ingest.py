@@ -23,7 +23,8 @@ import matplotlib, skimage
 from PIL import Image
 
 from imgprep.images import image_size
-from imgprep.ingest import file_sha256, ingest
+from imgprep.core import file_sha256
+from imgprep.ingest import ingest
 
 PHOTOS = [Path(matplotlib.get_data_path())/'sample_data'/'grace_hopper.jpg'] + \
          [Path(skimage.__file__).parent/'data'/n for n in ('astronaut.png', 'coffee.png', 'rocket.jpg', 'motorcycle_left.png', 'chelsea.png')]

@@ -21,8 +21,8 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EM
            'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
            'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
            'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
-           'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno',
-           'exclusive_dir']
+           'file_sha256', 'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk',
+           'with_errno', 'exclusive_dir']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -400,6 +400,17 @@ def read_regular(
     "The bytes of `path`, under the rules of `open_regular`."
     fd,size = open_regular(path, root, max_bytes)
     with os.fdopen(fd, 'rb') as f: return f.read()
+
+def file_sha256(
+    path:str|Path, # A file (under the rules of `open_regular`)
+    bufsize:int=1<<20, # Bytes per read
+)->str:
+    "Hex SHA-256 of the file's bytes, read in pieces; a FIFO or a directory raises `UnreadableFile` instead of blocking."
+    fd,_ = open_regular(path)
+    h = hashlib.sha256()
+    with os.fdopen(fd, 'rb') as f:
+        while b := f.read(bufsize): h.update(b)
+    return h.hexdigest()
 
 def load_npy(
     path:str|Path, # A `.npy` file

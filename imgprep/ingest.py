@@ -15,14 +15,14 @@ from pathlib import Path, PurePosixPath
 from fastcore.basics import chunked
 from PIL import Image
 
-from .core import (UnreadableFile, open_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
+from .core import (UnreadableFile, file_sha256, open_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
                           dumps_record, iter_jsonl, logger, run_cli, safe_key, validate_image_id)
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'DEFAULT_T5', 'IMAGE_EXTS',
            'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS',
-           'PARALLEL_MIN', 'CHUNK', 'rel_posix', 'image_id_for', 'file_sha256', 'inspect_image', 'read_caption',
+           'PARALLEL_MIN', 'CHUNK', 'rel_posix', 'image_id_for', 'inspect_image', 'read_caption',
            'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
            'folder_candidates', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates',
            'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'ingest',
@@ -49,16 +49,6 @@ def image_id_for(
 # %% ../nbs/02b_ingest.ipynb #7fa79d7d
 ANIMATABLE = ('.gif', '.png', '.apng', '.webp')
 WHOLE_FILE_MAX = 64 << 20 # Files up to this size are read into memory once; larger ones are read in pieces
-
-def file_sha256(
-    path:str|Path, # A file
-    bufsize:int=1<<20, # Bytes per read
-)->str:
-    "Hex SHA-256 of the file's bytes."
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while b := f.read(bufsize): h.update(b)
-    return h.hexdigest()
 
 def _read_whole(
     path:str|Path, # A file

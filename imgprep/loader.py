@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, logger, open_regular, read_regular, run_cli,
+from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, file_sha256, logger, open_regular, read_regular, run_cli,
                           safe_key)
 from .buckets import cover_crop_box, parse_bucket
 from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
@@ -266,14 +266,6 @@ def sample_problems(
     return out
 
 # %% ../nbs/06_loader.ipynb #2d12ca23
-def _file_sha256(p:Path)->str:
-    "sha256 of a regular file (`core.open_regular`: a FIFO or a directory raises `UnreadableFile` instead of blocking)."
-    fd,_ = open_regular(p)
-    h = hashlib.sha256()
-    with os.fdopen(fd, 'rb') as f:
-        while b := f.read(1<<20): h.update(b)
-    return h.hexdigest()
-
 _ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
 
 def _read_manifest(d:Path, problem)->dict|None:
@@ -324,7 +316,7 @@ def verify_shards(
     keys,samples = Counter(),0
     for rel,p in sorted(found.items()):
         e = None if listed is None else listed.get(rel)
-        try: sha = _file_sha256(p)
+        try: sha = file_sha256(p)
         except UnreadableFile as err: problem(f'{err}; not read'); continue
         if listed is not None and e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
         elif e is not None and (p.stat().st_size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
