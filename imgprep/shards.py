@@ -25,8 +25,8 @@ from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEM
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
            'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'not_ready', 'Sample', 'Scan', 'scan_stage2',
            'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'add_sample', 'run_flags',
-           'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'check_existing',
-           'resumable', 'stage2_encoders', 'write_shards', 'main']
+           'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'tidy_output',
+           'check_existing', 'resumable', 'stage2_encoders', 'write_shards', 'main']
 
 # %% ../nbs/05_shards.ipynb #e41fa211
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -377,6 +377,13 @@ def earlier_run(
     if old := existing_shards(output_dir)[:1] or [p for p in [journal.path] if p.exists()]: return EarlierRun('unknown', clash=old[0])
     return EarlierRun('none')
 
+def tidy_output(
+    output_dir:Path,
+):
+    "Remove what a killed run leaves and no run needs: temporaries, and the journal of a run that did write its manifest."
+    remove_temps(output_dir)
+    if earlier_run(output_dir).state == 'finished': RunJournal(output_dir/RUN_JOURNAL).remove()
+
 def check_existing(
     output_dir:Path,
     flags:dict, # This run's `run_flags`
@@ -534,6 +541,7 @@ def write_shards(
         return _dry_run(out, groups, shard_size, counts) if dry_run else _nothing_to_write(counts)
     out.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(out, 'imgprep_shard'):
+        tidy_output(out)
         done = resumable(check_existing(out, flags, overwrite), source, groups) if not overwrite else {}
         run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL))
         run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
