@@ -9,7 +9,7 @@ root = Path(__file__).resolve().parent.parent
 nbs,docs = root/'nbs',root/'_docs'
 
 def page(src:str)->str:
-    "The page nbdev makes for a source file relative to nbs/: `04_stage2.ipynb` -> `stage2.html`, numeric prefix dropped."
+    "The page nbdev makes for a source file relative to nbs/: `06_stage2.ipynb` -> `stage2.html`, numeric prefix dropped."
     p = Path(src)
     return str(p.with_name(re.sub(r'^\d+[a-zA-Z0-9]*_', '', p.name.lower())).with_suffix('.html'))
 

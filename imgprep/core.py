@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import codecs, errno, fcntl, hashlib, json, logging, math, os, shutil, stat, sys, time, unicodedata, uuid
+import argparse, codecs, errno, fcntl, hashlib, inspect, json, logging, math, os, shutil, stat, sys, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,11 +13,12 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import orjson
+from fastcore.docments import docments
 
 # %% auto #0
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN',
            'MAX_JSON_DEPTH', 'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile',
-           'setup_logging', 'format_counters', 'os_error_line', 'run_cli', 'format_duration', 'Progress',
+           'setup_logging', 'format_counters', 'os_error_line', 'run_cli', 'cli_parser', 'format_duration', 'Progress',
            'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir',
            'check_embedding', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
            'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
@@ -97,6 +98,45 @@ def run_cli(
         sys.exit(130)
     print(format_counters(counters), flush=True)
     if failed is not None and failed(counters): sys.exit(1)
+
+# %% ../nbs/00_core.ipynb #24d7c23a
+def _annotation_names(ann)->set:
+    "The type names of an annotation such as `int|None` (a string under `from __future__ import annotations`)."
+    if isinstance(ann, str): return {t.strip() for t in ann.split('|')}
+    return {getattr(t, '__name__', str(t)) for t in getattr(ann, '__args__', (ann,))}
+
+def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
+    "argparse settings for one parameter, from its annotation, default and docment."
+    names, default = _annotation_names(param.annotation), param.default
+    kw = dict(help=(doc or '').replace('%', '%%'))
+    if default is param.empty: kw['required'] = True
+    else: kw['default'] = default
+    if 'bool' in names: kw['action'] = 'store_true' if not default else argparse.BooleanOptionalAction
+    elif names & {'list', 'tuple'}: kw.update(action='append', default=None if default in ((), []) else default)
+    elif 'int' in names: kw['type'] = int
+    elif 'float' in names: kw['type'] = float
+    if default not in (None, False, True, (), [], param.empty) and names & {'int', 'float', 'str', 'Path'}:
+        kw['help'] += ' (default: %(default)s)'
+    return kw
+
+def cli_parser(
+    func:Callable, # What the command runs: its parameters are the flags, their comments the help
+    prog:str, # The command's name
+    positional:tuple=(), # Parameters given without a flag, in this order
+    skip:tuple=(), # Parameters the command does not offer
+    epilog:str|None=None, # Text shown after the flags by `--help`
+    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag
+)->argparse.ArgumentParser:
+    "An argparse parser for `func`: one hyphenated flag per parameter, help from its comment, default from the signature."
+    p, docs = argparse.ArgumentParser(prog=prog, description=func.__doc__, epilog=epilog), docments(func)
+    for name,param in inspect.signature(func).parameters.items():
+        if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD): continue
+        kw = _flag_settings(param, docs.get(name)) | custom.get(name, {})
+        flag = kw.pop('flag', '--' + name.replace('_', '-'))
+        if name not in positional: p.add_argument(flag, dest=name, **kw); continue
+        if not kw.pop('required', False): kw['nargs'] = '?'
+        p.add_argument(name, **kw)
+    return p
 
 # %% ../nbs/00_core.ipynb #c3f5884a
 def format_duration(
