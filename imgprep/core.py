@@ -180,7 +180,7 @@ T5_MASK_LEN = 77
 @dataclass(frozen=True)
 class Stage2Layout:
     "The Stage 2 tree under `base`: the metadata JSONL and `dinov3/`, `vae_latents/`, `t5_hidden/`."
-    base: Path # Stage 2 base directory (`data/derived` in the spec)
+    base: Path # Stage 2 base directory (usually `data/derived`)
     jsonl_name: str = JSONL_NAME # File name of the metadata JSONL inside `base`
 
     def __post_init__(self): object.__setattr__(self, 'base', Path(self.base))
