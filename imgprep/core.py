@@ -529,7 +529,7 @@ def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
     elif names & {'list', 'tuple'}: kw.update(action='append', default=None if default in ((), []) else default)
     elif 'int' in names: kw['type'] = int
     elif 'float' in names: kw['type'] = float
-    shown = default is not param.empty and default is not None and type(default) is not bool and default not in ('', (), [])  # `in` alone: 0 == False, 1 == True
+    shown = type(default) is not bool and default not in (param.empty, None, '', (), [])  # not `in (False, True)`: 0 == False, 1 == True
     if shown and names & {'int', 'float', 'str', 'Path'}:
         kw['help'] += ' (default: %(default)s)'
     return kw
