@@ -16,7 +16,7 @@ from fastcore.basics import chunked
 from PIL import Image
 
 from .core import (UnreadableFile, file_sha256, open_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
-                          dumps_record, iter_jsonl, logger, run_cli, safe_key, validate_image_id)
+                          cli_parser, dumps_record, iter_jsonl, logger, run_cli, safe_key, validate_image_id)
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
@@ -26,7 +26,7 @@ __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_
            'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
            'folder_candidates', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates',
            'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'ingest',
-           'default_images_root', 'next_command', 'main']
+           'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -419,22 +419,22 @@ def _unique_ids(recs:list, counts:Counter)->list:
 
 # %% ../nbs/04_ingest.ipynb #eebf89fe
 def ingest(
-    src:str|Path, # A folder of images, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
+    src:str|Path, # A folder of images with sidecar captions, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
     output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write
-    images_root:str|Path|None=None, # `image_path`s are relative to it; default `src` (a dataset: the output's directory)
-    input_format:str='auto', # 'auto', 'folder', 'metadata' or 'dataset'
-    caption_exts:tuple=CAPTION_EXTS, # Sidecar caption extensions, first found wins (folder form)
-    caption_column:str='text', # Caption column (metadata and dataset forms)
-    image_column:str|None=None, # Image column (dataset form); default the first `Image` feature
-    dataset_split:str|None=None, # Split of a saved DatasetDict
-    missing_caption:str='skip', # 'skip', 'empty' or 'filename'
-    min_side:int=256, # Leave out images whose shorter side is below this (0: keep all)
-    val_count:int|None=None, # Hold out this many images as `val`
-    val_fraction:float|None=None, # Hold out this fraction of the images as `val`
-    t5_model:str|None=None, # T5 tokenizer for exact caption lengths (local files only); default: estimate unless cached
-    decode:bool=False, # Decode every image fully (catches truncated files; slow)
+    images_root:str|Path|None=None, # Directory each record's `image_path` is relative to; default SRC (a saved dataset: the output's directory)
+    input_format:str='auto', # What SRC is: 'folder', 'metadata' or 'dataset'; 'auto' tells them apart by what SRC holds
+    caption_exts:tuple=CAPTION_EXTS, # Sidecar caption extension, repeatable; the first found wins (folder form; default .txt then .caption)
+    caption_column:str='text', # Caption column of a metadata file or a dataset
+    image_column:str|None=None, # Image column of a dataset; default its first `Image` feature
+    dataset_split:str|None=None, # Split of a saved DatasetDict; default 'train', or the only one
+    missing_caption:str='skip', # An image without caption: left out ('skip'), kept with "" ('empty'), or captioned with its file name ('filename')
+    min_side:int=256, # Leave out images whose shorter side is smaller (0: keep all)
+    val_count:int|None=None, # Hold out this many images as split "val"
+    val_fraction:float|None=None, # Hold out this fraction of the images as split "val"
+    t5_model:str|None=None, # T5 directory or cached hub id whose tokenizer counts long captions exactly (local files only); default: estimate, unless the default T5 is cached
+    decode:bool=False, # Decode every image fully to catch truncated files (slow)
     progress_every:int=1000, # Progress line every this many images (0: never)
-    workers:int=2, # Processes reading, hashing and parsing images (1: this process only)
+    workers:int=2, # Processes reading, hashing and parsing images (1: no extra process)
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     src,output = Path(src),Path(output)
@@ -492,34 +492,24 @@ def next_command(
     "The line that tells the user what to run next."
     return f'next: imgprep_stage2 --jsonl {shlex.quote(str(output))} --images-root {shlex.quote(str(images_root))}'
 
+def ingest_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
+    p = cli_parser(ingest, 'imgprep_ingest', positional=('src',),
+                   caption_exts=dict(flag='--caption-ext', metavar='CAPTION_EXT', default=None),
+                   input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION))
+    held_out = p.add_mutually_exclusive_group()
+    # argparse has no public way to group flags already added; `ingest` refuses both too, this makes `--help` say so
+    held_out._group_actions += [a for a in p._actions if a.dest in ('val_count', 'val_fraction')]
+    return p
+
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
     "Command line entry point of `imgprep_ingest`."
-    p = argparse.ArgumentParser(prog='imgprep_ingest', description=ingest.__doc__)
-    p.add_argument('src', help='folder of images with sidecar captions, folder with metadata.jsonl/.csv/.parquet, or a saved dataset')
-    p.add_argument('--output', default=f'data/derived/{JSONL_NAME}', help='Stage 1 JSONL to write (default: %(default)s)')
-    p.add_argument('--images-root', help='directory image_path is relative to (default: SRC; a saved dataset: the output directory)')
-    p.add_argument('--input-format', default='auto', choices=INPUT_FORMATS, help='what SRC is (default: detected)')
-    p.add_argument('--caption-ext', action='append', help='sidecar caption extension, repeatable (default: .txt then .caption)')
-    p.add_argument('--caption-column', default='text', help='caption column of metadata or a dataset (default: %(default)s)')
-    p.add_argument('--image-column', help='image column of a dataset (default: its first Image feature)')
-    p.add_argument('--dataset-split', help='split of a saved DatasetDict (default: train, or the only one)')
-    p.add_argument('--missing-caption', default='skip', choices=MISSING_CAPTION, help='image without caption: leave out, keep with "", or caption it with its file name (default: %(default)s)')
-    p.add_argument('--min-side', type=int, default=256, help='leave out images whose shorter side is smaller (0: keep all; default: %(default)s)')
-    g = p.add_mutually_exclusive_group()
-    g.add_argument('--val-count', type=int, help='hold out this many images as split "val"')
-    g.add_argument('--val-fraction', type=float, help='hold out this fraction of the images as split "val"')
-    p.add_argument('--t5-model', help='T5 directory or cached hub id whose tokenizer counts long captions exactly (default: estimate, unless the default T5 is cached)')
-    p.add_argument('--decode', action='store_true', help='decode every image fully to catch truncated files (slow)')
-    p.add_argument('--workers', type=int, default=2, help='processes reading images (1: no extra process; default: %(default)s)')
-    p.add_argument('--progress-every', type=int, default=1000, help='progress line every this many images (0: never; default: %(default)s)')
-    a = p.parse_args(argv)
-    exts = tuple(e if e.startswith('.') else f'.{e}' for e in a.caption_ext) if a.caption_ext else CAPTION_EXTS
-    run_cli('imgprep_ingest', ingest, a.src, output=a.output, images_root=a.images_root, input_format=a.input_format,
-            caption_exts=exts, caption_column=a.caption_column, image_column=a.image_column, dataset_split=a.dataset_split,
-            missing_caption=a.missing_caption, min_side=a.min_side, val_count=a.val_count, val_fraction=a.val_fraction,
-            t5_model=a.t5_model, decode=a.decode, progress_every=a.progress_every, workers=a.workers, failed=lambda c: c['written'] == 0)
-    print(next_command(a.output, a.images_root or default_images_root(a.src, a.output, a.input_format)), flush=True)
+    a = vars(ingest_parser().parse_args(argv))
+    exts = a['caption_exts']
+    a['caption_exts'] = tuple(e if e.startswith('.') else f'.{e}' for e in exts) if exts else CAPTION_EXTS
+    run_cli('imgprep_ingest', ingest, failed=lambda c: c['written'] == 0, **a)
+    print(next_command(a['output'], a['images_root'] or default_images_root(a['src'], a['output'], a['input_format'])), flush=True)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.ingest`, not a notebook run
