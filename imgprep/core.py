@@ -540,15 +540,17 @@ def cli_parser(
     positional:tuple=(), # Parameters given without a flag, in this order
     skip:tuple=(), # Parameters the command does not offer
     epilog:str|None=None, # Text shown after the flags by `--help`
+    exclusive:tuple=(), # Groups of parameters that may not be given together, such as `(('val_count', 'val_fraction'),)`
     **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag
 )->argparse.ArgumentParser:
     "An argparse parser for `func`: one hyphenated flag per parameter, help from its comment, default from the signature."
     p, docs = argparse.ArgumentParser(prog=prog, description=func.__doc__, epilog=epilog), docments(func)
+    group = {name: g for names in exclusive for g in [p.add_mutually_exclusive_group()] for name in names}
     for name,param in inspect.signature(func).parameters.items():
         if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD): continue
         kw = _flag_settings(param, docs.get(name)) | custom.get(name, {})
         flag = kw.pop('flag', '--' + name.replace('_', '-'))
-        if name not in positional: p.add_argument(flag, dest=name, **kw); continue
+        if name not in positional: group.get(name, p).add_argument(flag, dest=name, **kw); continue
         if not kw.pop('required', False): kw['nargs'] = '?'
         p.add_argument(name, **kw)
     return p

@@ -496,10 +496,8 @@ def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
     p = cli_parser(ingest, 'imgprep_ingest', positional=('src',),
                    caption_exts=dict(flag='--caption-ext', metavar='CAPTION_EXT', default=None),
-                   input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION))
-    held_out = p.add_mutually_exclusive_group()
-    # argparse has no public way to group flags already added; `ingest` refuses both too, this makes `--help` say so
-    held_out._group_actions += [a for a in p._actions if a.dest in ('val_count', 'val_fraction')]
+                   input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION),
+                   exclusive=(('val_count', 'val_fraction'),))
     return p
 
 def main(
