@@ -711,7 +711,7 @@ def default_workers()->int:
 def encode_image_files(
     encoder:DinoV3Encoder|FluxVaeEncoder, # An image encoder
     paths:Sequence, # Image files
-    batch_size:int=4, # Samples per model call (spec 004: 4)
+    batch_size:int=4, # Samples per model call
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     resolution:str='original', # VAE only: 'original' or 'bucket'
     max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
@@ -744,7 +744,7 @@ def encode_image_files(
 def encode_captions(
     encoder:T5Encoder, # A loaded T5 encoder
     captions:Sequence[str], # Captions
-    batch_size:int=4, # Captions per model call (spec 004: 4)
+    batch_size:int=4, # Captions per model call
     names:Sequence=None, # Names for the log, one per caption
 )->Iterator: # (index, hidden (77, 1024) float16 or None when refused, mask (77,) uint8)
     "Encode `captions` in batches, each batch running on the device while the caller uses the previous one's results."
