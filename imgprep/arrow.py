@@ -20,18 +20,18 @@ import transformers
 from transformers import AutoModel, AutoTokenizer
 
 from . import __version__
-from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, logger, open_regular, remove_temps, run_cli
+from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, open_regular, remove_temps, run_cli
 from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_storage
 from .images import load_rgb
 
 # %% auto #0
-__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'arrow_rows', 'read_json',
+__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',
            'check_plain_name', 'find_splits', 'choose_splits', 'info_shard_lengths', 'check_shard_lengths',
            'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan', 'first_mismatch', 'plan_split', 'check_column',
            'npy_name', 'shard_done', 'pool_hidden', 'one_line', 'TextEmbedder', 'cell_rgb', 'ImageEmbedder',
            'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split', 'shard_values', 'bad_rows_path', 'shard_bad_rows',
            'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata', 'check_resumable',
-           'embed_arrow', 'main']
+           'embed_arrow', 'embed_arrow_parser', 'main']
 
 # %% ../nbs/09a_arrow.ipynb #d7c0e11d
 SHARD_RE = re.compile(r'data-(\d{5})-of-(\d{5})\.arrow')
@@ -154,7 +154,7 @@ def uniform_chunks(
     n:int, # Rows in the split
     chunk_size:int, # Rows per chunk
 )->list[int]:
-    "Lengths of `n` rows cut into chunks of `chunk_size`, the last one shorter (spec 003's fallback)."
+    "Lengths of `n` rows cut into chunks of `chunk_size`, the last one shorter: the fallback when nothing says where shards begin."
     if chunk_size < 1: raise ImgprepError(f'--chunk-size must be at least 1, got {chunk_size}')
     return [chunk_size]*(n//chunk_size) + ([n%chunk_size] if n%chunk_size else [])
 
@@ -226,7 +226,7 @@ def npy_name(
     i:int, # Shard index
     n:int, # Shards in the split
 )->str:
-    "Spec 003's output name of shard `i` of `n`."
+    "The output name of shard `i` of `n`: the input shard's, with `.npy` for `.arrow`."
     return f'data-{i:05d}-of-{n:05d}.npy'
 
 def shard_done(
@@ -693,31 +693,33 @@ def _recount(d:Path, plan:SplitPlan, run:dict):
     atomic_write_json(d/META_NAME, split_metadata(plan, run, len(done), {t.index: shard_bad_rows(t.out) for t in done}))
 
 # %% ../nbs/09a_arrow.ipynb #647f22c4
+STORE_DTYPES = ('float32', 'float16')
+
 def embed_arrow(
     dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot)
     output_dir:str|Path, # Gets <split>/data-XXXXX-of-YYYYY.npy and <split>/embedding_metadata.json
     model:str|None=None, # Model id or directory (required for text; DINOv3 by default for images)
     kind:str='text', # 'text' (transformers model) or 'image' (DINOv3)
     column:str|None=None, # Column to embed; 'text' or 'image' by default
-    splits:list|None=None, # Splits to embed; all by default
+    splits:list|None=None, # Split to embed (repeatable on the command line); all by default
     pooling:str='mean', # Text pooling: 'mean', 'cls' or 'last'
     normalize:bool=False, # L2-normalise text vectors
     max_length:int=512, # Text truncation in tokens (capped by the model's limit)
     batch_size:int=32, # Rows per forward pass
-    device:str='auto', # Device of the workers when num_gpus is 0
-    dtype:str='auto', # Compute dtype
+    device:str='auto', # Device of the workers when num_gpus is 0: 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
+    dtype:str='auto', # Compute dtype: 'auto', 'float32', 'bfloat16' or 'float16'
     store_dtype:str='float32', # Storage dtype: 'float32' or 'float16'
     num_gpus:int=0, # One worker per GPU on cuda:0..num_gpus-1
     workers:int=1, # Worker processes when num_gpus is 0; 1 runs in this process
     threads:int|None=None, # torch CPU threads per worker; default: cores / workers (one worker: unchanged)
     chunk_size:int=10_000, # Rows per shard when the dataset says nothing about its shards
-    dataset_name:str|None=None, # Name in the metadata; the folder name by default
+    dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
     progress:bool=True, # Print a line per shard
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
     spec = EmbedSpec(kind, model, dtype, pooling, normalize, max_length, batch_size)
-    if store_dtype not in ('float32', 'float16'): raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
+    if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
     column = column or ('image' if kind == 'image' else 'text')
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
     devices = worker_devices(device, workers, num_gpus)
@@ -752,31 +754,15 @@ def embed_arrow(
                 samples_per_s=round(prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
 
 # %% ../nbs/09a_arrow.ipynb #48c0b9e6
+def embed_arrow_parser()->argparse.ArgumentParser:
+    "The parser of `imgprep_embed_arrow`: `embed_arrow`'s parameters as flags, help from their comments."
+    return cli_parser(embed_arrow, 'imgprep_embed_arrow', positional=('dataset_dir',), splits=dict(flag='--split'),
+                      kind=dict(choices=KINDS), pooling=dict(choices=POOLINGS), store_dtype=dict(choices=STORE_DTYPES),
+                      progress=dict(flag='--quiet', action='store_false', help='No line per shard (progress=False)'))
+
 def main():
     "imgprep_embed_arrow: embed an Arrow dataset shard by shard."
-    p = argparse.ArgumentParser(prog='imgprep_embed_arrow', description=embed_arrow.__doc__)
-    p.add_argument('dataset_dir', help='dataset folder with one subfolder per split')
-    p.add_argument('--output-dir', required=True, help='gets <split>/data-XXXXX-of-YYYYY.npy and embedding_metadata.json')
-    p.add_argument('--split', action='append', dest='splits', help='split to embed (repeatable; default: all)')
-    p.add_argument('--kind', default='text', choices=KINDS)
-    p.add_argument('--column', help="column to embed (default: 'text' or 'image')")
-    p.add_argument('--model', help='model id or directory (required for text; DINOv3 for images)')
-    p.add_argument('--pooling', default='mean', choices=POOLINGS)
-    p.add_argument('--normalize', action='store_true', help='L2-normalise text vectors')
-    p.add_argument('--max-length', type=int, default=512)
-    p.add_argument('--batch-size', type=int, default=32)
-    p.add_argument('--device', default='auto')
-    p.add_argument('--dtype', default='auto', help='compute dtype: auto, float32, bfloat16, float16')
-    p.add_argument('--store-dtype', default='float32', choices=('float32', 'float16'))
-    p.add_argument('--num-gpus', type=int, default=0, help='one worker per GPU')
-    p.add_argument('--workers', type=int, default=1, help='worker processes when --num-gpus is 0')
-    p.add_argument('--threads', type=int, help='torch CPU threads per worker (default: cores / workers)')
-    p.add_argument('--chunk-size', type=int, default=10_000, help='rows per shard when the dataset does not say')
-    p.add_argument('--dataset-name')
-    p.add_argument('--quiet', action='store_true', help='no line per shard')
-    a = vars(p.parse_args())
-    quiet = a.pop('quiet')
     transformers.logging.disable_progress_bar()
-    run_cli('imgprep_embed_arrow', embed_arrow, progress=not quiet, **a) # no return value: console scripts sys.exit() it
+    run_cli('imgprep_embed_arrow', embed_arrow, **vars(embed_arrow_parser().parse_args())) # no return value: console scripts sys.exit() it
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.arrow`, not a notebook run
