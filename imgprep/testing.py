@@ -16,10 +16,11 @@ from .core import JSONL_NAME, T5_MASK_LEN, Stage2Layout, dumps_record, file_sha2
 from .buckets import BUCKETS, bucket_name
 
 # %% auto #0
-__all__ = ['READ_ONLY', 'WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DEFECTS', 'random_picture', 'make_image',
-           'bucket_sizes', 'bucket_images', 'scratch_dir', 'capture_logs', 'CommandResult', 'run_command',
+__all__ = ['READ_ONLY', 'WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DEFECTS', 'ARROW_WORDS', 'random_picture',
+           'make_image', 'bucket_sizes', 'bucket_images', 'scratch_dir', 'capture_logs', 'CommandResult', 'run_command',
            'disk_fills_after', 'tree_digests', 'hub_offline', 'write_png16', 'odd_images', 'bad_images',
-           'random_caption', 'mask_for', 'Stage1Data', 'make_stage1', 'Stage2Data', 'make_stage2']
+           'random_caption', 'mask_for', 'Stage1Data', 'make_stage1', 'Stage2Data', 'make_stage2', 'short_texts',
+           'save_split', 'add_shard_lengths', 'make_arrow_dataset']
 
 # %% ../nbs/02a_testing.ipynb #af7d5f1c
 def random_picture(
@@ -357,6 +358,55 @@ def make_stage2(
         data.bad_lines.append(len(lines))
     lay.jsonl.write_bytes(b''.join(lines))
     return data
+
+# %% ../nbs/02a_testing.ipynb #a65b3e90
+ARROW_WORDS = 'a photo of red blue green cat dog tree house sky river mountain city night street old young small'.split()
+
+def short_texts(
+    n:int, # How many
+    seed:int=0, # Same seed, same texts
+)->list: # `n` distinct captions of 2 to 12 words
+    "`n` distinct short captions, numbered so no two are equal."
+    rng = np.random.default_rng(seed)
+    return [f'{i} ' + ' '.join(rng.choice(ARROW_WORDS, rng.integers(1, 12))) for i in range(n)]
+
+def save_split(
+    ds, # A `datasets.Dataset`
+    split_dir:str|Path, # Where the split goes
+    lengths:list, # Rows in each shard file
+):
+    "Save `ds` with `datasets` as one split whose shard files hold exactly `lengths` rows."
+    ds.save_to_disk(split_dir, num_shards=len(lengths))
+    starts = np.cumsum([0]+lengths)
+    for i,(a,b) in enumerate(zip(starts, starts[1:])):
+        with tempfile.TemporaryDirectory() as t:
+            ds.select(range(a, b)).save_to_disk(t, num_shards=1)
+            os.replace(Path(t)/'data-00000-of-00001.arrow', Path(split_dir)/f'data-{i:05d}-of-{len(lengths):05d}.arrow')
+
+def add_shard_lengths(
+    split_dir:str|Path, # A split saved by `save_split`
+    split:str, # Its name
+    lengths:list, # What to record as its shard lengths (a hub snapshot may record wrong ones)
+):
+    "Add `splits[split].shard_lengths` to the split's dataset_info.json, as a hub snapshot has it (broken ones too)."
+    p = Path(split_dir)/'dataset_info.json'
+    info = json.loads(p.read_text())
+    info['splits'] = {split: dict(name=split, num_examples=sum(n for n in lengths if type(n) is int), shard_lengths=lengths, dataset_name='demo')}
+    p.write_text(json.dumps(info, indent=2))
+
+def make_arrow_dataset(
+    root:str|Path, # The folder to fill
+    splits:dict, # {split: (Dataset, shard lengths)}
+)->Path: # `root`
+    "A DatasetDict folder from `splits`, read back with `load_from_disk` to check it."
+    from datasets import load_from_disk
+    for name,(ds,lengths) in splits.items(): save_split(ds, Path(root)/name, lengths)
+    (Path(root)/'dataset_dict.json').write_text(json.dumps({'splits': list(splits)}))
+    dd = load_from_disk(str(root))
+    for name,(ds,lengths) in splits.items():
+        assert len(dd[name]) == len(ds), (name, len(dd[name]), len(ds))
+        if 'text' in ds.column_names: assert dd[name]['text'] == ds['text'], name
+    return Path(root)
 
 # %% ../nbs/02a_testing.ipynb #83b39611
 from .tiny_models import tiny_models, full_size_configs
