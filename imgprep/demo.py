@@ -91,7 +91,7 @@ def run_demo(
     out(f'imgprep demo: done in {res["seconds"]} s. {RANDOM_NOTE}')
     return res
 
-# %% ../nbs/09_demo.ipynb #a1993d1c
+# %% ../nbs/09_demo.ipynb #29d2ec36
 def demo_summary(
     res:dict, # What `run_demo` returned
 )->dict:
