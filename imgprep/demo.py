@@ -91,7 +91,7 @@ def run_demo(
     out(f'imgprep demo: done in {res["seconds"]} s. {RANDOM_NOTE}')
     return res
 
-# %% ../nbs/09_demo.ipynb #29d2ec36
+# %% ../nbs/09_demo.ipynb #76ccf255
 def demo_summary(
     res:dict, # What `run_demo` returned
 )->dict:
