@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, os, random, shutil, time
 from pathlib import Path
 
-from .core import ImgprepError, JSONL_NAME, format_counters, run_cli
+from .core import ImgprepError, JSONL_NAME, cli_parser, format_counters, run_cli
 from .testing import bucket_sizes, make_image, random_caption, tiny_models
 from .ingest import ingest
 from .stage2 import run_stage2
@@ -17,7 +17,7 @@ from .stats import latent_stats, STATS_NAME
 from transformers.utils import logging as hf_logging
 
 # %% auto #0
-__all__ = ['RANDOM_NOTE', 'MARKER', 'DEMO_MIN_SIDE', 'demo_dir', 'demo_folder', 'run_demo', 'demo_summary', 'main']
+__all__ = ['RANDOM_NOTE', 'MARKER', 'DEMO_MIN_SIDE', 'demo_dir', 'demo_folder', 'run_demo', 'demo_summary', 'demo_parser', 'main']
 
 # %% ../nbs/09_demo.ipynb #0b724268
 RANDOM_NOTE = ('The demo encoders are tiny RANDOM models: the embeddings and latent statistics '
@@ -91,7 +91,7 @@ def run_demo(
     out(f'imgprep demo: done in {res["seconds"]} s. {RANDOM_NOTE}')
     return res
 
-# %% ../nbs/09_demo.ipynb #c406623c
+# %% ../nbs/09_demo.ipynb #76ccf255
 def demo_summary(
     res:dict, # What `run_demo` returned
 )->dict:
@@ -101,14 +101,16 @@ def demo_summary(
                 shards=v['shards'], samples=v['samples'], problems=v['problems'], latents=res['stats']['vae_files'],
                 seconds=res['seconds'])
 
+def demo_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_demo`: only the directory; the demo's size is fixed so that its report is always the same."
+    return cli_parser(run_demo, 'imgprep_demo', positional=('d',), skip=('n', 'shard_size', 'out'), d=dict(metavar='dir'))
+
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
     "Command line entry point of `imgprep_demo DIR`."
-    ap = argparse.ArgumentParser(prog='imgprep_demo', description=run_demo.__doc__)
-    ap.add_argument('dir', help='directory for the demo: new, empty, or a previous demo run')
-    a = ap.parse_args(argv)
+    a = demo_parser().parse_args(argv)
     hf_logging.disable_progress_bar() # the report is the point; tiny models load in milliseconds
-    run_cli('imgprep_demo', lambda: demo_summary(run_demo(a.dir)), failed=lambda c: c['problems'] > 0)
+    run_cli('imgprep_demo', lambda: demo_summary(run_demo(a.d)), failed=lambda c: c['problems'] > 0)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.demo`, not a notebook run

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, file_sha256, logger, open_regular, read_regular, run_cli,
+from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli,
                           safe_key)
 from .buckets import cover_crop_box, parse_bucket
 from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
@@ -25,7 +25,7 @@ BLOCK = 512 # tar block
 # %% auto #0
 __all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size',
            'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'training_latents',
-           'bucket_dataset', 'sample_problems', 'verify_shard', 'verify_shards', 'verify_main']
+           'bucket_dataset', 'sample_problems', 'verify_shard', 'verify_shards', 'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
 def shard_urls(
@@ -328,12 +328,15 @@ def verify_shards(
     if len(problems) > max_warnings: logger.warning(f'{len(problems)} problems in all')
     return dict(shards=len(found), samples=samples, problems=len(problems))
 
-# %% ../nbs/08_loader.ipynb #8797f2cf
+# %% ../nbs/08_loader.ipynb #1ceb6f10
+def verify_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_verify_shards`: the directory to check."
+    return cli_parser(verify_shards, 'imgprep_verify_shards', positional=('d',), skip=('max_warnings',), d=dict(metavar='dir'))
+
+# %% ../nbs/08_loader.ipynb #2f90a61e
 def verify_main(argv:list|None=None):
-    "Command line entry point of `imgprep_verify_shards`."
-    p = argparse.ArgumentParser(prog='imgprep_verify_shards', description=verify_shards.__doc__)
-    p.add_argument('dir', help='output directory of imgprep_shard')
-    a = p.parse_args(argv)
-    run_cli('imgprep_verify_shards', verify_shards, a.dir, failed=lambda c: c['problems'] > 0)
+    "Command line entry point of `imgprep_verify_shards DIR`: its flags are `verify_shards`'s parameters (`cli_parser`)."
+    a = verify_parser().parse_args(argv)
+    run_cli('imgprep_verify_shards', verify_shards, a.d, failed=lambda c: c['problems'] > 0)
 
 if __name__ == '__main__' and '__file__' in globals(): verify_main() # `python -m imgprep.loader`, not a notebook run

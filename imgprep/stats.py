@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .core import (ImgprepError, UnreadableFile, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS,
+from .core import (ImgprepError, UnreadableFile, cli_parser, logger, run_cli, Progress, Stage2Layout, JSONL_NAME, EMBEDDING_DIRS,
                           EMBEDDING_SPECS, check_embedding, iter_jsonl, load_npy, read_regular, atomic_write_json)
 from .buckets import BUCKET_NAMES
 from .format import NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem, record_problem
@@ -19,7 +19,7 @@ from .loader import tar_samples
 
 # %% auto #0
 __all__ = ['KINDS', 'SHARD_MEMBERS', 'STATS_NAME', 'Moments', 'stage2_samples', 'shard_samples', 'collect_stats', 'find_source',
-           'latent_stats', 'main']
+           'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -191,7 +191,7 @@ def find_source(
                             'run imgprep_stage2 or imgprep_shard first')
 
 def latent_stats(
-    path:str|Path, # Stage 2 base directory or JSONL, shards directory, or one .tar
+    path:str|Path, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
     output:str|Path|None=None, # Where to write the JSON (default `latent_stats.json` beside the data)
     progress_every:int=1000, # Print a progress line every this many samples (0: never)
 )->dict: # What was written to `output`
@@ -206,16 +206,16 @@ def latent_stats(
     atomic_write_json(output or default, stats)
     return stats
 
-# %% ../nbs/08a_stats.ipynb #04f86630
+# %% ../nbs/08a_stats.ipynb #2c353578
+def stats_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_stats`: `latent_stats`'s parameters, `path` without a flag."
+    return cli_parser(latent_stats, 'imgprep_stats', positional=('path',))
+
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
     "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
-    ap = argparse.ArgumentParser(prog='imgprep_stats', description=latent_stats.__doc__)
-    ap.add_argument('path', help='Stage 2 base directory or JSONL, a directory of shards, or one .tar')
-    ap.add_argument('--output', help=f'JSON file to write (default: {STATS_NAME} beside the data)')
-    ap.add_argument('--progress-every', type=int, default=1000, help='progress line every N samples (0: never)')
-    a = ap.parse_args(argv)
+    a = stats_parser().parse_args(argv)
     run_cli('imgprep_stats', lambda: latent_stats(a.path, a.output, a.progress_every)['counts'])
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stats`, not a notebook run
