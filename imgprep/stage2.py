@@ -16,10 +16,10 @@ import numpy as np
 import orjson
 from fastcore.basics import chunked, patch
 
-from .core import (ImgprepError, ImageIdError, EMBEDDING_DIRS, EMBEDDING_SPECS, JSONL_NAME, T5_MASK_LEN, Stage2Layout, Progress,
-                          atomic_copy, atomic_save_npy, atomic_write_json, atomic_writer, check_embedding, check_free_disk, dumps_record,
-                          exclusive_dir, format_counters, image_id_from_path, is_inside, iter_jsonl, load_npy, logger, open_regular,
-                          read_regular, remove_temps, run_cli, UnreadableFile, validate_image_id)
+from .core import (ImgprepError, ImageIdError, DiskSpaceError, EMBEDDING_DIRS, EMBEDDING_SPECS, JSONL_NAME, T5_MASK_LEN, Stage2Layout,
+                          Progress, atomic_copy, atomic_save_npy, atomic_write_json, atomic_writer, check_embedding, check_free_disk,
+                          cli_parser, dumps_record, exclusive_dir, format_counters, free_gb, image_id_from_path, is_inside, iter_jsonl,
+                          load_npy, logger, open_regular, read_regular, remove_temps, run_cli, temp_path, UnreadableFile, validate_image_id)
 from .buckets import BUCKET_NAMES, assign_bucket, bucket_for, cover_crop_box, parse_bucket, ratio_warning
 from .images import ImageError, image_size
 from .format import (ENCODERS_NAME, MADE_FROM, UNRESOLVED, VAE_CROP_MULTIPLE, crop_multiple, encoders_differences,
@@ -33,7 +33,7 @@ __all__ = ['PASSES', 'V2_FIELDS', 'INLINE_FIELDS', 'FAULT_ENV', 'SAMPLE', 'CHUNK
            'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'models_needed', 'Stage2Run', 'tiled_latents',
            'EncodersMismatch', 'weights_identity', 'describe_encoders', 'check_encoders', 'inline_cosines', 'npy_bytes',
            'estimate_writes', 'check_writable', 'check_room', 'run_stage2', 'nothing_usable', 'v2_problem',
-           'verify_stage2', 'main']
+           'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06_stage2.ipynb #de02d605
 PASSES = ('dinov3', 'vae', 't5', 'migrate')
@@ -104,7 +104,7 @@ def migrate_record(
     image_id:str, # From `check_record`
     bucket:str, # Aspect bucket name
 )->dict:
-    "`rec` in format v2: spec fields first, other fields kept in order, inline arrays removed."
+    "`rec` in format v2: the format's fields first, other fields kept in order, inline arrays removed."
     out = dict(image_id=image_id, image_path=rec['image_path'], caption=rec['caption'], t5_attention_mask=rec['t5_attention_mask'],
                height=rec['height'], width=rec['width'], aspect_bucket=bucket, format_version=2)
     drop = {*INLINE_FIELDS, *inline_arrays(rec)}
@@ -116,25 +116,12 @@ FAULT_ENV = 'IMGPREP_STAGE2_FAULT'
 _fault_counts = Counter()
 
 def _fault(event:str):
-    "Test hook: at the n-th `event`, send this process the signal named in `IMGPREP_STAGE2_FAULT`."
+    "Test hook (see *Interruptions and crashes*): at the n-th `event`, send this process the signal named in `IMGPREP_STAGE2_FAULT`."
     spec = os.environ.get(FAULT_ENV)
     if not spec or not spec.startswith(event + ':'): return
     _fault_counts[event] += 1
     _,n,sig = spec.split(':')
     if _fault_counts[event] == int(n): os.kill(os.getpid(), getattr(signal, 'SIG' + sig))
-
-def _interrupt(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
-
-@contextmanager
-def _signals(handler):
-    "SIGINT and SIGTERM go to `handler` inside the block (only the main thread can handle signals)."
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try: yield
-    finally:
-        for s,h in old.items(): signal.signal(s, h)
 
 # %% ../nbs/06_stage2.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -598,7 +585,7 @@ def encode(self:Stage2Run, items:list):
 # %% ../nbs/06_stage2.ipynb #6120a8a7
 @patch
 def tally(self:Stage2Run, it:_Item)->str:
-    "The decision-8 counter of a processed record."
+    "Which of the five outcome counters a processed record goes under."
     if 'migrate' in self.passes and it.rec.get('format_version') != 2: return 'migrated_new'
     if it.done == {'extracted'}: return 'extracted'
     if it.done or it.changed: return 'enriched'
@@ -732,10 +719,6 @@ def inline_cosines(
         if a is not None: out.append(float(a @ picks[i][1] / max(float(np.linalg.norm(a)*np.linalg.norm(picks[i][1])), 1e-30)))
     return out
 
-# %% ../nbs/06_stage2.ipynb #09b58b12
-import errno
-from .core import DiskSpaceError, free_gb, temp_path
-
 # %% ../nbs/06_stage2.ipynb #4575470a
 NPY_HEADER = 128 # bytes before the data of every `.npy` we write (numpy pads its header to a multiple of 64)
 
@@ -825,6 +808,19 @@ def check_room(
     return msg
 
 # %% ../nbs/06_stage2.ipynb #ff57b61d
+def _interrupt(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
+
+@contextmanager
+def _signals(handler):
+    "SIGINT and SIGTERM go to `handler` inside the block (only the main thread can handle signals)."
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield
+    finally:
+        for s,h in old.items(): signal.signal(s, h)
+
 def _progress_line(c:Counter)->str:
     return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
             f"new .npy: {c['new_dinov3']} dinov3, {c['new_vae']} vae, {c['new_t5']} t5")
@@ -862,22 +858,22 @@ def _load_encoders(kinds:list, **kw)->dict:
 # %% ../nbs/06_stage2.ipynb #ba0a841d
 def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
-    output_base_dir:str|Path|None=None, # Where the JSONL and dinov3/, vae_latents/, t5_hidden/ go; default: beside `jsonl`
-    images_root:str|Path='.', # Directory `image_path`s are relative to; paths may not leave it
-    passes:str|list|None=None, # 'dinov3', 'vae', 't5', 'migrate' (comma-separated or a list); default all
-    batch_size:int=4, # Images or captions per model call (decision 8); image models use 1 on the CPU
-    dinov3_model:str|None=None, # Hub id or directory; default `encoders.DINOV3_ID`
-    vae_model:str|None=None, # Hub id, AutoencoderKL or pipeline directory; default `encoders.VAE_ID`
-    t5_model:str|None=None, # Hub id or directory; default `encoders.T5_ID`
-    device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
-    dtype:str='auto', # Compute dtype; 'auto': bfloat16 on CUDA, float32 elsewhere
-    vae_resolution:str='original', # 'original': the image cropped to multiples of 16, (16, H/8, W/8); 'bucket': the bucket's latent shape
-    max_batch_pixels:int|None=None, # Pixels per image batch, so a 12 MP photo is a batch of one (None: `encoders.MAX_BATCH_PIXELS`)
-    check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and compare (None: `INLINE_CHECK` if the model is loaded anyway; 0: never)
-    accept:list|None=None, # `encoders.json` fields allowed to differ from the tree's, such as ['vae.compute_dtype']
-    min_free_gb:float=20, # Margin: refuse to start unless this much stays free once the run's estimated writes are made
-    verify:bool=False, # Only check the Stage 2 tree (see `verify_stage2`); change nothing
-    progress_every:int=500, # Print a progress line every this many records and every 10 s (0: never)
+    output_base_dir:str|Path|None=None, # Where the JSONL and dinov3/, vae_latents/, t5_hidden/ go (default: beside the JSONL)
+    images_root:str|Path='.', # Directory image_path is relative to; paths may not leave it
+    passes:str|list|None=None, # Passes to run: dinov3, vae, t5, migrate; comma-separated, a list, or the flag repeated (default: all)
+    batch_size:int=4, # Images or captions per model call; image models take one at a time on the CPU
+    dinov3_model:str|None=None, # Hub id or directory (default: imgprep.encoders.DINOV3_ID)
+    vae_model:str|None=None, # Hub id, AutoencoderKL or pipeline directory (default: imgprep.encoders.VAE_ID)
+    t5_model:str|None=None, # Hub id or directory (default: imgprep.encoders.T5_ID)
+    device:str='auto', # auto, cpu, cuda, cuda:N or mps
+    dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16
+    vae_resolution:str='original', # original: the latent of the image cropped to multiples of 16, (16, H/8, W/8); bucket: of its aspect bucket
+    max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)
+    check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
+    accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype: the files are added and the difference recorded (repeatable)
+    min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
+    progress_every:int=500, # A progress line every this many records and every 10 s, with rate and time left; a bar on a terminal (0: never)
+    verify:bool=False, # Only check the Stage 2 tree and report every inconsistency , changing nothing; exit 1 if any
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `COUNTERS`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing embeddings; resumable, idempotent, loss-proof."
@@ -1028,31 +1024,15 @@ def verify_stage2(
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS)}
 
 # %% ../nbs/06_stage2.ipynb #f367f58a
+def stage2_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_stage2`: the parameters of `run_stage2` (`cli_parser`)."
+    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), passes=dict(flag='--pass', metavar='PASS'),
+                      vae_resolution=dict(choices=('original', 'bucket')), max_batch_pixels=dict(metavar='N'),
+                      check_inline=dict(metavar='N'), accept=dict(metavar='FIELD'), progress_every=dict(metavar='N'))
+
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_stage2`."
-    p = argparse.ArgumentParser(prog='imgprep_stage2', description=run_stage2.__doc__)
-    p.add_argument('--jsonl', default=f'data/derived/{JSONL_NAME}', help='Stage 1 (or partly migrated) JSONL (default: %(default)s)')
-    p.add_argument('--output-base-dir', help='where the JSONL and dinov3/, vae_latents/, t5_hidden/ go (default: beside --jsonl)')
-    p.add_argument('--images-root', default='.', help='directory image_path is relative to (default: %(default)s)')
-    p.add_argument('--pass', dest='passes', action='append', metavar='PASS', help=f"{', '.join(PASSES)}; repeat or comma-separate (default: all)")
-    p.add_argument('--batch-size', type=int, default=4, help='images or captions per model call (default: %(default)s)')
-    for k in KINDS: p.add_argument(f'--{k}-model', help=f'hub id or directory (default: imgprep.encoders.{k.upper()}_ID)')
-    p.add_argument('--device', default='auto', help='auto, cpu, cuda, cuda:N or mps (default: %(default)s)')
-    p.add_argument('--dtype', default='auto', help='compute dtype: auto, float32 or bfloat16 (default: %(default)s)')
-    p.add_argument('--vae-resolution', default='original', choices=('original', 'bucket'), help='latent of the image as it is, or of its aspect bucket (default: %(default)s)')
-    p.add_argument('--max-batch-pixels', type=int, metavar='N', help='pixels per image batch on the GPU, so large photos go one at a time '
-                   '(default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)')
-    p.add_argument('--check-inline', type=int, metavar='N', help=f'recompute N inline DINOv3 vectors and stop if they differ (default: {INLINE_CHECK} when the model is loaded anyway; 0: never)')
-    p.add_argument('--accept', action='append', metavar='FIELD', help="add files although this encoders.json field differs from the tree's, e.g. vae.compute_dtype (repeatable)")
-    p.add_argument('--min-free-gb', type=float, default=20, help='margin: refuse to start unless this many GB stay free after the '
-                   "run's estimated writes (printed before any work) (default: %(default)s)")
-    p.add_argument('--progress-every', type=int, default=500, metavar='N', help='progress line every N records and every 10 s, with rate and time left; '
-                   'a bar on a terminal (0: never) (default: %(default)s)')
-    p.add_argument('--verify', action='store_true', help='only check the Stage 2 tree and report every inconsistency; exit 1 if any')
-    a = p.parse_args(argv)
-    run_cli('imgprep_stage2', run_stage2, jsonl=a.jsonl, output_base_dir=a.output_base_dir, images_root=a.images_root,
-                   passes=a.passes, batch_size=a.batch_size, dinov3_model=a.dinov3_model, vae_model=a.vae_model,
-                   t5_model=a.t5_model, device=a.device, dtype=a.dtype, vae_resolution=a.vae_resolution, max_batch_pixels=a.max_batch_pixels,
-                   check_inline=a.check_inline, accept=a.accept, min_free_gb=a.min_free_gb, verify=a.verify,
-                   progress_every=a.progress_every, progress_bar=None,
-                   failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
+    run_cli('imgprep_stage2', run_stage2, **vars(stage2_parser().parse_args(argv)), progress_bar=None,
+            failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
+
+if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stage2`, not a notebook run
