@@ -4,7 +4,7 @@
 
 # %% ../nbs/02a_testing.ipynb #617dd772
 from __future__ import annotations
-import atexit, importlib.metadata, json, logging, os, random, shutil, struct, subprocess, sys, tempfile, zlib
+import importlib.metadata, json, logging, multiprocessing.util, os, random, shutil, struct, subprocess, sys, tempfile, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,18 +65,15 @@ def bucket_images(
             for j,(name,(w,h)) in enumerate(bucket_sizes(scale).items()) for i in range(per_bucket)]
 
 # %% ../nbs/02a_testing.ipynb #50facb97
-_scratch = []
-
-def _remove_scratch():
-    for d in _scratch: shutil.rmtree(d, ignore_errors=True)
-
 def scratch_dir(
     name:str='test', # A word for the folder's name
 )->Path: # A new empty directory
-    "A fresh temporary directory, removed when this Python process ends."
-    if not _scratch: atexit.register(_remove_scratch)
-    _scratch.append(Path(tempfile.mkdtemp(prefix=f'imgprep-{name}-')))
-    return _scratch[-1]
+    "A fresh temporary directory, removed when this Python process ends, a test runner's worker process included."
+    d = Path(tempfile.mkdtemp(prefix=f'imgprep-{name}-'))
+    # `atexit` does not run in multiprocessing workers (`nbdev_test` runs notebooks in them); these finalizers do,
+    # and a forked child does not inherit them
+    multiprocessing.util.Finalize(None, shutil.rmtree, args=(d,), kwargs=dict(ignore_errors=True), exitpriority=0)
+    return d
 
 # %% ../nbs/02a_testing.ipynb #718b2af8
 @contextmanager
