@@ -97,9 +97,9 @@ class CommandResult:
 
     @property
     def counters(self)->dict:
-        "The `key=value` counters of the last stdout line, numbers as numbers."
-        last = (self.stdout.strip().splitlines() or [''])[-1]
-        return {k: int(v) if v.lstrip('-').isdigit() else v for k,v in (kv.split('=', 1) for kv in last.split() if '=' in kv)}
+        "The counters: the last stdout line made only of `key=value` words (a command may print more after it), numbers as numbers."
+        lines = [l.split() for l in self.stdout.splitlines() if l.split() and all('=' in w for w in l.split())]
+        return {k: int(v) if v.lstrip('-').isdigit() else v for k,v in (kv.split('=', 1) for kv in (lines or [[]])[-1])}
 
     def one_line(self,
                  code:int, # The exit status expected
@@ -139,17 +139,33 @@ os.mkdir = lambda p, *a, **k: refuse(p)'''
 
 def disk_fills_after(
     nbytes:int, # Bytes that fit
+    files:bool=False, # Count the writes to files opened with `open` instead of `os.write` (Stage 2 writes those)
 )->str: # A prelude for `run_command`
-    "A fault hook: every `os.write` after the first `nbytes` bytes fails with ENOSPC, as on a full disk."
+    "A fault hook: every write after the first `nbytes` bytes fails with ENOSPC, as on a full disk."
+    hook = _FULL_FILES if files else _FULL_WRITE
     return f'''
-import errno, os
-left, real_write = {nbytes}, os.write
-def write(fd, data):
+import builtins, errno, os
+left = {nbytes}
+def spend(n):
     global left
-    left -= len(data)
-    if left < 0: raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    return real_write(fd, data)
+    left -= n
+    if left < 0: raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))''' + hook
+
+_FULL_WRITE = '''
+real_write = os.write
+def write(fd, data): spend(len(data)); return real_write(fd, data)
 os.write = write'''
+
+_FULL_FILES = '''
+real_open = builtins.open
+class _Full:
+    "A file whose writes fail with ENOSPC once `left` bytes have been written, by every file together."
+    def __init__(self, f): self.f = f
+    def write(self, b): spend(len(b)); return self.f.write(b)
+    def __getattr__(self, k): return getattr(self.f, k)
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.f.close()
+builtins.open = lambda f, mode='r', *a, **k: _Full(real_open(f, mode, *a, **k)) if set(mode) & set('wax+') else real_open(f, mode, *a, **k)'''
 
 # %% ../nbs/02a_testing.ipynb #2ed50587
 def tree_digests(
