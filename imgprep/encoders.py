@@ -375,11 +375,14 @@ def _vae_sources(src:str)->list:
     raise ImgprepError(f'vae model {src!r}: neither an AutoencoderKL directory (config.json) nor a pipeline with vae/')
 
 def _load_autoencoder(src:str, dtype:torch.dtype, hub:dict=None):
+    "The `AutoencoderKL` at `src` without its decoder, which encoding never uses."
     from diffusers import AutoencoderKL
     errors = []
     for path,sub in _vae_sources(src):
-        try: return AutoencoderKL.from_pretrained(path, subfolder=sub, torch_dtype=dtype, use_safetensors=True, low_cpu_mem_usage=False, **(hub or {}))
-        except (OSError, ValueError) as e: errors.append(e)
+        try: model = AutoencoderKL.from_pretrained(path, subfolder=sub, torch_dtype=dtype, use_safetensors=True, low_cpu_mem_usage=False, **(hub or {}))
+        except (OSError, ValueError) as e: errors.append(e); continue
+        model.decoder = model.post_quant_conv = None
+        return model
     raise errors[0]
 
 def _vae_prepare(img:Image.Image, resolution:str, max_pixels:int)->tuple: return vae_pixels(img, resolution, max_pixels)
