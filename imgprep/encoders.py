@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_encoders.ipynb #df30bb62
 from __future__ import annotations
-import gc, json, os, socket, threading
+import gc, json, os, socket, threading, warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -155,7 +155,10 @@ def loading(
     offline:bool=False, # The hub is not asked (see `hub_access`)
 ):
     "Turn any failure inside the block into one-line `ImgprepError('cannot load <kind> model ...')`."
-    try: yield
+    try:
+        with warnings.catch_warnings():  # diffusers hands the hub an argument the hub has deprecated: noise no user can act on
+            warnings.filterwarnings('ignore', message='The `local_dir_use_symlinks` argument is deprecated')
+            yield
     except ImgprepError: raise
     except Exception as e:  # the libraries raise OSError, ValueError, KeyError, HF errors...: all mean "cannot load"
         raise ImgprepError(load_message(kind, model_id, e, offline)) from e
