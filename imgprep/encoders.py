@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_encoders.ipynb #df30bb62
 from __future__ import annotations
-import gc, json, os, socket, threading, warnings
+import ctypes, gc, json, os, socket, threading, warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,8 +28,9 @@ __all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', '
            'ENCODERS', 'MAX_BATCH_PIXELS', 'pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model',
            'hub_reachable', 'hub_access', 'load_message', 'loading', 'Encoder', 'dinov3_preprocess_config',
            'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'vae_input', 'vae_tile_above', 'FluxVaeEncoder', 'T5Encoder',
-           'mask_mismatches', 'load_encoders', 'ImageBatch', 'ImageFiles', 'host_copy', 'overlapped', 'oom_fault_tries',
-           'launch_recovering', 'default_workers', 'encode_image_files', 'encode_captions']
+           'mask_mismatches', 'load_encoders', 'ImageBatch', 'release_freed_memory', 'ImageFiles', 'host_copy',
+           'overlapped', 'oom_fault_tries', 'launch_recovering', 'start_workers', 'default_workers',
+           'encode_image_files', 'encode_captions']
 
 # %% ../nbs/05_encoders.ipynb #133a2dc5
 DINOV3_ID = 'facebook/dinov3-vitl16-pretrain-lvd1689m'
@@ -597,6 +598,11 @@ class ImageBatch:
         if self.pixels is not None: self.pixels = self.pixels.pin_memory()
         return self
 
+def release_freed_memory():
+    "Hand the memory this process has freed back to the OS (glibc's `malloc_trim`; nothing where there is no glibc)."
+    try: ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError): pass
+
 def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
     return msg if str(path) in msg else f'{path}: {msg}'
@@ -619,8 +625,10 @@ class ImageFiles(torch.utils.data.IterableDataset):
         return max(1, min(self.batch_size, self.max_batch_pixels//(shape[-2]*shape[-1])))
 
     def _load(self, i:int):
-        try: return self.prepare(load_rgb(self.paths[i]))
-        except Exception as e: return _file_error(self.paths[i], e)  # one bad file must not stop the others
+        try: r = self.prepare(load_rgb(self.paths[i]))
+        except Exception as e: r = _file_error(self.paths[i], e)  # one bad file must not stop the others
+        release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
+        return r
 
     def __iter__(self)->Iterator[ImageBatch]:
         w = torch.utils.data.get_worker_info()
@@ -710,6 +718,15 @@ def launch_recovering(
         parts.append((*r, 1) if r else (None, False, 1))
     return parts
 
+def start_workers(
+    loader:torch.utils.data.DataLoader, # A loader with worker processes (or none)
+)->Iterator:
+    "Iterate `loader`, its workers forked sharing this process's memory rather than copying it."
+    release_freed_memory()  # freed pages would otherwise be inherited, and copied as a worker writes to them
+    gc.freeze()  # a worker's garbage collection would touch, and so copy, every object it inherited
+    try: return iter(loader)
+    finally: gc.unfreeze()
+
 def default_workers()->int:
     "DataLoader workers to use by default: up to 8, leaving a core for the main process."
     return max(0, min(8, (os.cpu_count() or 1) - 1))
@@ -744,7 +761,7 @@ def encode_image_files(
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
                 if arr is None: logger.warning(f'{encoder.kind}: {paths[i]}: refused: {why}')
                 yield i, arr, ({**info, 'tiled': tiled} if arr is not None else f'{paths[i]}: refused: {why}')
-    yield from overlapped(loader, start, finish)
+    yield from overlapped(start_workers(loader), start, finish)
 
 # %% ../nbs/05_encoders.ipynb #0a9f7a20
 def encode_captions(
