@@ -494,11 +494,10 @@ def next_command(
 
 def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
-    p = cli_parser(ingest, 'imgprep_ingest', positional=('src',),
-                   caption_exts=dict(flag='--caption-ext', metavar='CAPTION_EXT', default=None),
-                   input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION),
-                   exclusive=(('val_count', 'val_fraction'),))
-    return p
+    return cli_parser(ingest, 'imgprep_ingest', positional=('src',),
+                      caption_exts=dict(flag='--caption-ext', metavar='CAPTION_EXT', default=None),
+                      input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION),
+                      exclusive=(('val_count', 'val_fraction'),))
 
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)

@@ -873,7 +873,7 @@ def run_stage2(
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype: the files are added and the difference recorded (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
     progress_every:int=500, # A progress line every this many records and every 10 s, with rate and time left; a bar on a terminal (0: never)
-    verify:bool=False, # Only check the Stage 2 tree and report every inconsistency , changing nothing; exit 1 if any
+    verify:bool=False, # Only check the Stage 2 tree and report every inconsistency, changing nothing; exit 1 if any
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `COUNTERS`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing embeddings; resumable, idempotent, loss-proof."

@@ -98,7 +98,7 @@ class CommandResult:
     @property
     def counters(self)->dict:
         "The counters: the last stdout line made only of `key=value` words (a command may print more after it), numbers as numbers."
-        lines = [l.split() for l in self.stdout.splitlines() if l.split() and all('=' in w for w in l.split())]
+        lines = [ws for ws in map(str.split, self.stdout.splitlines()) if ws and all('=' in w for w in ws)]
         return {k: int(v) if v.lstrip('-').isdigit() else v for k,v in (kv.split('=', 1) for kv in (lines or [[]])[-1])}
 
     def one_line(self,
