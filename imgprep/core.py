@@ -16,14 +16,13 @@ import orjson
 from fastcore.docments import docments
 
 # %% auto #0
-__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'EMBEDDING_DIRS', 'EMBEDDING_SPECS', 'T5_MASK_LEN',
-           'MAX_JSON_DEPTH', 'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile',
-           'setup_logging', 'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path',
-           'safe_key', 'safe_keys', 'Stage2Layout', 'ids_in_dir', 'check_embedding', 'is_temp_name', 'temp_path',
-           'remove_temps', 'atomic_writer', 'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy',
-           'is_inside', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli',
-           'cli_parser']
+__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'T5_MASK_LEN', 'MAX_JSON_DEPTH', 'ImgprepError',
+           'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters',
+           'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
+           'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
+           'file_sha256', 'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk',
+           'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -173,57 +172,7 @@ def safe_keys(
 
 # %% ../nbs/00_core.ipynb #63be3694
 JSONL_NAME = 'approved_image_dataset.jsonl'
-EMBEDDING_DIRS = {'dinov3': 'dinov3', 'vae': 'vae_latents', 't5': 't5_hidden'}
-EMBEDDING_SPECS = {'dinov3': ((1024,), np.float32), 'vae': ((16, None, None), np.float16), 't5': ((77, 1024), np.float16)}
 T5_MASK_LEN = 77
-
-@dataclass(frozen=True)
-class Stage2Layout:
-    "The Stage 2 tree under `base`: the metadata JSONL and `dinov3/`, `vae_latents/`, `t5_hidden/`."
-    base: Path # Stage 2 base directory (usually `data/derived`)
-    jsonl_name: str = JSONL_NAME # File name of the metadata JSONL inside `base`
-
-    def __post_init__(self): object.__setattr__(self, 'base', Path(self.base))
-    @property
-    def jsonl(self)->Path:
-        "The metadata JSONL."
-        return self.base/self.jsonl_name
-    @property
-    def dinov3_dir(self)->Path:
-        "`dinov3/`: one (1024,) float32 `.npy` per image."
-        return self.dir('dinov3')
-    @property
-    def vae_dir(self)->Path:
-        "`vae_latents/`: one (16, H//8, W//8) float16 `.npy` per image."
-        return self.dir('vae')
-    @property
-    def t5_dir(self)->Path:
-        "`t5_hidden/`: one (77, 1024) float16 `.npy` per image."
-        return self.dir('t5')
-
-    def dir(self,
-            kind:str, # `dinov3`, `vae` or `t5`
-           )->Path:
-        "Directory of one embedding kind (`dinov3`, `vae` or `t5`)."
-        return self.base/EMBEDDING_DIRS[kind]
-
-    def npy_path(self,
-                 kind:str, # `dinov3`, `vae` or `t5`
-                 image_id:str, # A valid image_id
-                )->Path:
-        "Where the `kind` embedding of `image_id` lives."
-        return self.dir(kind)/f'{validate_image_id(image_id)}.npy'
-
-    def makedirs(self)->Stage2Layout:
-        "Create the base and the three embedding directories when missing."
-        for k in EMBEDDING_DIRS: self.dir(k).mkdir(parents=True, exist_ok=True)
-        return self
-
-    def existing_ids(self,
-                     kind:str, # `dinov3`, `vae` or `t5`
-                    )->set:
-        "image_ids that have a finished `.npy` of `kind`: one directory listing, no stat per file."
-        return ids_in_dir(self.dir(kind))
 
 # %% ../nbs/00_core.ipynb #52bd9246
 def ids_in_dir(
@@ -235,17 +184,6 @@ def ids_in_dir(
     except FileNotFoundError: return set()
     n = len(suffix)
     return {o[:-n] for o in names if o.endswith(suffix)}
-
-def check_embedding(
-    kind:str, # `dinov3`, `vae` or `t5`
-    arr:np.ndarray, # The array to check
-)->str|None: # None when fine, else what is wrong
-    "Say what is wrong with `arr` as a `kind` embedding (shape, dtype, non-finite values), or None."
-    shape,dtype = EMBEDDING_SPECS[kind]
-    if arr.dtype != dtype: return f'dtype {arr.dtype}, expected {np.dtype(dtype)}'
-    if arr.ndim != len(shape) or any(s is not None and s != a for s,a in zip(shape, arr.shape)):
-        return f"shape {arr.shape}, expected ({', '.join('*' if s is None else str(s) for s in shape)})"
-    if not np.isfinite(arr).all(): return f'{int((~np.isfinite(arr)).sum())} non-finite values'
 
 # %% ../nbs/00_core.ipynb #2bb093ee
 def is_temp_name(

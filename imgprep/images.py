@@ -143,11 +143,13 @@ def _to_rgb(
 def load_rgb(
     path:str|Path, # Image file
     background:tuple=(255, 255, 255), # RGB shown through transparent pixels
+    draft:tuple|None=None, # (width, height) that is enough: a JPEG is then decoded at the smallest scale (1/2, 1/4, 1/8) that keeps it at least this large
 )->Image.Image: # Fully decoded, EXIF-oriented RGB
     "Decode `path` to an 8-bit RGB image as displayed; raise `ImageError` naming the file if it cannot be used."
     with _open(path) as im:
         if im.mode == 'F': raise _refuse(path, '32-bit float pixels have no agreed range; convert the file to 8 or 16 bits')
         o = _orientation(im)
+        if draft and im.format == 'JPEG': im.draft(im.mode, draft)  # libjpeg's DCT scaling: far less work than a full decode
         im.load()
         rgb = _to_rgb(im, background)
     return rgb.transpose(_TRANSPOSE[o]) if o in _TRANSPOSE else rgb

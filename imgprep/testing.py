@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .core import JSONL_NAME, T5_MASK_LEN, Stage2Layout, dumps_record, file_sha256, logger
+from .core import JSONL_NAME, T5_MASK_LEN, atomic_write_json, dumps_record, file_sha256, logger
+from .kinds import DEFAULT_KINDS, Stage2Layout, kind_of
 from .buckets import BUCKETS, bucket_name
 
 # %% auto #0
@@ -256,10 +257,11 @@ def random_caption(
 
 def mask_for(
     caption:str, # A caption of space-separated words
+    length:int=T5_MASK_LEN, # Tokens in the mask
 )->list:
-    "A plausible 77-long 0/1 mask: one per word plus the end token."
-    n = min(len(caption.split())+1, T5_MASK_LEN)
-    return [1]*n + [0]*(T5_MASK_LEN-n)
+    "A plausible 0/1 mask of `length`: one per word plus the end token."
+    n = min(len(caption.split())+1, length)
+    return [1]*n + [0]*(length-n)
 
 # %% ../nbs/02a_testing.ipynb #b15560e1
 @dataclass
@@ -327,10 +329,13 @@ class Stage2Data:
 
 STAGE2_DEFECTS = ('no_caption', 'bad_mask', 'bad_mask_values', 'missing_dinov3', 'missing_vae', 'missing_t5', 'no_bucket')
 
-def _stage2_arrays(rng:np.random.Generator, h:int, w:int)->dict:
-    return {'dinov3': rng.standard_normal(1024, np.float32),
-            'vae': rng.standard_normal((16, h//8, w//8), np.float32).astype(np.float16),
-            't5': rng.standard_normal((77, 1024), np.float32).astype(np.float16)}
+def _stage2_arrays(rng:np.random.Generator, rec:dict, kinds:tuple, settings:dict)->dict:
+    "Random arrays of each kind's first allowed shape for `rec` (a side left open: the settings' `max_length`)."
+    out = {}
+    for k in map(kind_of, kinds):
+        shape = tuple(d or settings[k.name]['max_length'] for d in k.shapes(rec, settings.get(k.name))[0])
+        out[k.name] = rng.standard_normal(shape, np.float32).astype(k.dtype)
+    return out
 
 def make_stage2(
     base:str|Path, # Stage 2 base directory to fill
@@ -341,9 +346,14 @@ def make_stage2(
     buckets:list|None=None, # Bucket names to cycle through (default all seven)
     ids:list|None=None, # image_ids to use instead of `img00000`...
     seed:int=0, # Same seed, same tree
+    kinds:tuple=DEFAULT_KINDS, # The kinds of arrays; other than the default ones, an `encoders.json` lists them
+    settings:dict|None=None, # kind -> its `encoders.json` entry (e.g. `{'t5xxl': {'max_length': 16}}`)
 )->Stage2Data:
-    "A Stage 2 tree: v2 JSONL and `dinov3/`, `vae_latents/`, `t5_hidden/` `.npy` files, some records broken on purpose."
-    lay = Stage2Layout(base).makedirs(); rng = random.Random(seed); nrng = np.random.default_rng(seed)
+    "A Stage 2 tree: v2 JSONL and one `.npy` per kind and record (`dinov3/`, `vae_latents/`, `t5_hidden/`...), some records broken on purpose."
+    settings = settings or {}
+    lay = Stage2Layout(base).makedirs(kinds); rng = random.Random(seed); nrng = np.random.default_rng(seed)
+    if tuple(kinds) != DEFAULT_KINDS or settings:
+        atomic_write_json(lay.base/'encoders.json', dict(format='imgprep-encoders', version=1, kinds={k: settings.get(k, {}) for k in kinds}))
     sizes = bucket_sizes(scale)
     names = buckets or list(sizes)
     ids = ids or [f'img{i:05d}' for i in range(n)]
@@ -354,14 +364,15 @@ def make_stage2(
         bucket = names[i % len(names)]
         w,h = sizes[bucket] if bucket in sizes else (64, 64)
         cap = random_caption(rng)
-        rec = dict(image_id=iid, image_path=f'approved/{iid}.jpg', caption=cap, t5_attention_mask=mask_for(cap),
-                   height=h, width=w, aspect_bucket=bucket, format_version=2)
+        masks = {k.mask: mask_for(cap, k.shapes(None, settings.get(k.name))[0][0] or settings[k.name]['max_length'])
+                 for k in map(kind_of, kinds) if k.mask}
+        rec = dict(image_id=iid, image_path=f'approved/{iid}.jpg', caption=cap, **masks, height=h, width=w, aspect_bucket=bucket, format_version=2)
         defect = defects[i] if i < len(defects) else None
-        for kind,arr in _stage2_arrays(nrng, h, w).items():
+        for kind,arr in _stage2_arrays(nrng, rec, kinds, settings).items():
             if defect != f'missing_{kind}': np.save(lay.npy_path(kind, iid), arr)
         if defect == 'no_caption': del rec['caption']
-        if defect == 'bad_mask': rec['t5_attention_mask'] = rec['t5_attention_mask'][:76]
-        if defect == 'bad_mask_values': rec['t5_attention_mask'][0] = 2
+        if defect == 'bad_mask': rec[next(iter(masks))] = rec[next(iter(masks))][:-1]
+        if defect == 'bad_mask_values': rec[next(iter(masks))][0] = 2
         if defect == 'no_bucket': del rec['aspect_bucket']
         if defect: data.incomplete_ids[iid] = defect
         else: data.ready_ids.append(iid)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json, os, shutil, tempfile
 from pathlib import Path
 
+from .kinds import kind_of
+
 # %% auto #0
 __all__ = ['DINOV3_PREPROCESSOR', 'TINY_KINDS', 'full_size_configs', 'random_model', 't5_tokenizer', 'wordpiece_tokenizer',
-           'tiny_configs', 'tiny_models']
+           'tiny_configs', 'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5', 'save_tiny_text', 'tiny_models']
 
 # %% ../nbs/02_tiny_models.ipynb #55b73cd1
 DINOV3_PREPROCESSOR = dict(
@@ -106,24 +108,43 @@ def tiny_configs()->dict: # kind -> config, the same kinds as `full_size_configs
                         intermediate_size=64, max_position_embeddings=128))
 
 # %% ../nbs/02_tiny_models.ipynb #15931b0a
-TINY_KINDS = ('dinov3', 'vae', 't5', 'text')
+def _save(model, out:Path, *extras):
+    "Save `model` and its tokenizer or preprocessor files (`extras`: objects with `save_pretrained`) into `out`."
+    for x in extras: x.save_pretrained(out)
+    model.save_pretrained(out)
+
+def save_tiny_dinov3(out:Path):
+    "A tiny random DINOv3 and its 32x32 preprocessor config, saved in `out`."
+    (out/'preprocessor_config.json').write_text(json.dumps({**DINOV3_PREPROCESSOR, 'size': {'height': 32, 'width': 32}}, indent=2))
+    _save(random_model('dinov3', tiny_configs()['dinov3']), out)
+
+def save_tiny_vae(out:Path):
+    "A tiny random FLUX-shaped `AutoencoderKL` (16 latent channels), saved in `out`."
+    _save(random_model('vae', tiny_configs()['vae']), out)
+
+def save_tiny_t5(out:Path):
+    "A tiny random T5 encoder (d_model 1024) and its tokenizer, saved in `out`."
+    _save(random_model('t5', tiny_configs()['t5']), out, t5_tokenizer())
+
+def save_tiny_text(out:Path):
+    "A tiny random BERT and its WordPiece tokenizer, saved in `out` (the Arrow tool's text model)."
+    _save(random_model('text', tiny_configs()['text']), out, wordpiece_tokenizer())
+
+TINY_KINDS = ('dinov3', 'vae', 't5', 'text') # the default Stage 2 kinds' tiny twins, and the Arrow tool's text model
 
 def _save_tiny(kind:str, out:Path):
-    "Build the tiny model of `kind` with its tokenizer or preprocessor config and save it into `out`."
-    model = random_model(kind, tiny_configs()[kind])
-    if kind == 'dinov3':
-        (out/'preprocessor_config.json').write_text(json.dumps({**DINOV3_PREPROCESSOR, 'size': {'height': 32, 'width': 32}}, indent=2))
-    if kind == 't5': t5_tokenizer().save_pretrained(out)
-    if kind == 'text': wordpiece_tokenizer().save_pretrained(out)
-    model.save_pretrained(out)
+    "Build the tiny model of `kind` (a registered kind's twin, or 'text') and save it into `out`."
+    if kind == 'text': save_tiny_text(out)
+    else: kind_of(kind).make_tiny(out)
 
 def tiny_models(
     d:str|Path, # Directory to hold one subdirectory per model (created if missing)
-)->dict: # kind -> model directory, for 'dinov3', 'vae', 't5' and 'text'
+    kinds:tuple=TINY_KINDS, # Registered kinds (their `tiny` twin) and 'text'
+)->dict: # kind -> model directory
     "Tiny random models saved with `save_pretrained` under `d`, built once and reused."
     d = Path(d)
     d.mkdir(parents=True, exist_ok=True)
-    paths = {k: d/k for k in TINY_KINDS}
+    paths = {k: d/k for k in kinds}
     for kind,path in paths.items():
         if path.is_dir(): continue
         tmp = Path(tempfile.mkdtemp(prefix=f'.{kind}.', dir=d))
