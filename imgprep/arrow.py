@@ -23,15 +23,15 @@ from . import __version__
 from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, open_regular, remove_temps, run_cli
 from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_storage
 from .images import load_rgb
+from .pool import FAULT_ENV, InlineWorker, WorkerPool, one_line, worker_devices
 
 # %% auto #0
-__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'FAULT_ENV', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',
+__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',
            'check_plain_name', 'find_splits', 'choose_splits', 'info_shard_lengths', 'check_shard_lengths',
            'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan', 'first_mismatch', 'plan_split', 'check_column',
-           'npy_name', 'shard_done', 'pool_hidden', 'one_line', 'TextEmbedder', 'cell_rgb', 'ImageEmbedder',
-           'EmbedSpec', 'ShardTask', 'shard_tasks', 'open_split', 'shard_values', 'bad_rows_path', 'shard_bad_rows',
-           'embed_shard', 'InlineWorker', 'WorkerPool', 'worker_devices', 'split_metadata', 'check_resumable',
-           'embed_arrow', 'embed_arrow_parser', 'main']
+           'npy_name', 'shard_done', 'pool_hidden', 'TextEmbedder', 'cell_rgb', 'ImageEmbedder', 'EmbedSpec',
+           'ShardTask', 'shard_tasks', 'open_split', 'shard_values', 'bad_rows_path', 'shard_bad_rows', 'embed_shard',
+           'ShardWorker', 'split_metadata', 'check_resumable', 'embed_arrow', 'embed_arrow_parser', 'main']
 
 # %% ../nbs/09a_arrow.ipynb #d7c0e11d
 SHARD_RE = re.compile(r'data-(\d{5})-of-(\d{5})\.arrow')
@@ -259,12 +259,6 @@ def pool_hidden(
     return hidden[torch.arange(len(hidden)), idx]
 
 # %% ../nbs/09a_arrow.ipynb #6b9f7402
-def one_line(e:BaseException)->str:
-    "An exception as one line: an ImgprepError's message, else its type and the first line of its message."
-    if isinstance(e, ImgprepError): return str(e)
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0] if msg else ''}".rstrip(': ')
-
 class TextEmbedder:
     "A transformers text model that turns strings into one pooled float32 vector each."
     kind = 'text'
@@ -396,6 +390,11 @@ class EmbedSpec:
         return TextEmbedder.load(self.model_id, device, self.dtype, pooling=self.pooling, normalize=self.normalize,
                                  max_length=self.max_length, batch_size=self.batch_size)
 
+    def worker(self,
+               device:str): # Where the worker runs
+        "A pool worker (see `imgprep.pool`): the embedder on `device`, embedding one shard per task."
+        return ShardWorker(self.load(device))
+
 # %% ../nbs/09a_arrow.ipynb #5af8f73b
 @dataclass(frozen=True)
 class ShardTask:
@@ -485,156 +484,17 @@ def embed_shard(
     return len(values), time.monotonic()-t0, bad
 
 # %% ../nbs/09a_arrow.ipynb #3ca2db55
-FAULT_ENV = 'IMGPREP_ARROW_FAULT'
-
-def _stall(parent:int):
-    "Test hook: hold the shard just taken, doing nothing, until killed or orphaned."
-    while os.getppid() == parent: time.sleep(0.05)
-    os._exit(1)
-
-def _worker(rank:int, device:str, spec:EmbedSpec, threads:int, tasks, results):
-    "Body of one worker process: load the model, report ready, embed shards from `tasks` until None."
-    signal.signal(signal.SIGINT, signal.SIG_IGN) # Ctrl-C is the parent's to handle: it stops the workers
-    torch.set_num_threads(threads)
-    transformers.logging.disable_progress_bar()
-    parent = os.getppid()
-    try: embedder = spec.load(device)
-    except Exception as e: return results.put(('failed', rank, None, one_line(e)))
-    results.put(('ready', rank, None, dict(pid=os.getpid(), meta=embedder.metadata())))
-    opened,taken = {},0
-    while os.getppid() == parent: # an orphan (its parent SIGKILLed) stops instead of working unobserved
-        try: task = tasks.get(timeout=1)
-        except queue.Empty: continue
-        if task is None: break
-        taken += 1
-        results.put(('start', rank, task.key, None))
-        if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
-        try: results.put(('done', rank, task.key, embed_shard(embedder, task, opened)))
-        except Exception as e: return results.put(('failed', rank, task.key, one_line(e)))
-    embedder.close()
-
-# %% ../nbs/09a_arrow.ipynb #f0b61ba2
-class InlineWorker:
-    "One worker in this process: the model loads on enter, shards are embedded one after another."
-    def __init__(self,
-                 spec:EmbedSpec, # What to load
-                 devices:list, # Its one device
-                 threads:int|None=None): # torch CPU threads while it runs; None leaves this process's setting alone
-        self.spec,self.device,self.threads = spec,devices[0],threads
-
-    def __enter__(self):
-        self.embedder = self.spec.load(self.device)
-        self.metadata = self.embedder.metadata()
-        return self
-
-    def run(self,
-            tasks:list, # ShardTasks
-            done:Callable): # Called as `done(task, worker, rows, seconds, bad_rows)` after each shard
-        "Embed every task in order, on `threads` torch threads if given."
-        opened,saved = {},torch.get_num_threads()
-        if self.threads: torch.set_num_threads(self.threads)
-        try:
-            for t in tasks:
-                try: rows,secs,bad = embed_shard(self.embedder, t, opened)
-                except Exception as e:
-                    e.add_note(f'while embedding {t.key}')
-                    raise
-                done(t, 0, rows, secs, bad)
-        finally: torch.set_num_threads(saved)
-
-    def __exit__(self, *exc): self.embedder.close()
-
-# %% ../nbs/09a_arrow.ipynb #00c55563
-class WorkerPool:
-    "One spawned worker process per device, each loading the model once and taking shards from one shared queue."
-    def __init__(self,
-                 spec:EmbedSpec, # What each worker loads
-                 devices:list, # One device per worker
-                 threads:int|None=None): # torch threads per worker; default: CPU cores / workers
-        self.spec,self.devices = spec,devices
-        self.threads = threads or max(1, (os.cpu_count() or 1)//len(devices))
-
-    def __enter__(self):
-        ctx = torch.multiprocessing.get_context('spawn')
-        self.tasks,self.results = ctx.Queue(),ctx.Queue()
-        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results), daemon=True)
-                      for r,d in enumerate(self.devices)]
-        self.doing,self.dead_since = {r: 'loading the model' for r in range(len(self.procs))},None
-        try:
-            for p in self.procs: p.start()
-            metas = {}
-            while len(metas) < len(self.procs):
-                what,r,_,payload = self._next()
-                if what != 'ready': continue
-                metas[r],self.doing[r] = payload['meta'],'waiting for a shard'
-                logger.info(f'worker {r} ready on {self.devices[r]}, pid {payload["pid"]}')
-            if len({json.dumps(m) for m in metas.values()}) > 1: raise ImgprepError(f'workers loaded different models: {metas}')
-            self.metadata = metas[0]
-        except BaseException:
-            self._stop(kill=True)
-            raise
-        return self
-
-    def _next(self)->tuple:
-        "The next message from a worker; ImgprepError when one failed, or died (after reading what it sent before)."
-        while True:
-            dead = [r for r,p in enumerate(self.procs) if p.exitcode not in (None, 0)]
-            if dead: self.dead_since = self.dead_since or time.monotonic()
-            if dead and time.monotonic()-self.dead_since > 0.5: self._died(dead[0])
-            try: msg = self.results.get(timeout=0.1 if dead else 0.5)
-            except queue.Empty:
-                if dead: self._died(dead[0])
-                continue
-            what,r,key,payload = msg
-            if what == 'failed': raise ImgprepError(f"worker {r} ({self.devices[r]}): {payload if key is None or key in payload else f'{key}: {payload}'}")
-            return msg
-
-    def _died(self, r:int):
-        raise ImgprepError(f'worker {r} ({self.devices[r]}, pid {self.procs[r].pid}) died with exit code {self.procs[r].exitcode} '
-                           f'while {self.doing[r]}; rerun to resume')
-
-    def run(self,
-            tasks:list, # ShardTasks
-            done:Callable): # Called as `done(task, worker, rows, seconds, bad_rows)` after each shard
-        "Queue every task, then report each finished shard; ImgprepError naming the shard when a worker fails."
-        by_key = {t.key: t for t in tasks}
-        for t in tasks: self.tasks.put(t)
-        for _ in self.procs: self.tasks.put(None)
-        left = len(tasks)
-        while left:
-            what,r,key,payload = self._next()
-            if what == 'start': self.doing[r] = f'embedding {key}'
-            if what == 'done':
-                self.doing[r],left = 'waiting for a shard',left-1
-                done(by_key[key], r, *payload)
-
-    def _stop(self, kill:bool=False):
-        "Wait for the workers to exit (killing them first when `kill`); never block on tasks left in the queue."
-        for p in self.procs:
-            if kill and p.is_alive(): p.kill()
-        for p in self.procs:
-            if p.pid is None: continue
-            p.join(timeout=10)
-            if p.is_alive(): p.kill()
-        self.tasks.cancel_join_thread()
-
-    def __exit__(self, *exc): self._stop(kill=exc[0] is not None)
-
-# %% ../nbs/09a_arrow.ipynb #a472cd75
-def worker_devices(
-    device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
-    workers:int=1, # Worker processes (when num_gpus is 0)
-    num_gpus:int=0, # One worker per GPU on cuda:0..num_gpus-1
-)->list[str]:
-    "The device of every worker."
-    if num_gpus:
-        n = torch.cuda.device_count()
-        if num_gpus > n: raise ImgprepError(f'--num-gpus {num_gpus}: only {n} CUDA devices visible')
-        return [f'cuda:{i}' for i in range(num_gpus)]
-    if workers < 1: raise ImgprepError(f'--workers must be at least 1, got {workers}')
-    dev = pick_device(device)
-    if dev.type == 'cuda' and dev.index is None: return [f'cuda:{i % torch.cuda.device_count()}' for i in range(workers)]
-    return [str(dev)]*workers
+class ShardWorker:
+    "A pool worker of the Arrow tool: one loaded embedder, embedding one shard per task."
+    def __init__(self, embedder):
+        self.embedder,self.opened = embedder,{}
+    def metadata(self)->dict: return self.embedder.metadata()
+    def __call__(self,
+                 task:ShardTask, # The shard
+                )->tuple: # (rows, seconds, bad rows)
+        "Embed one shard into its .npy."
+        return embed_shard(self.embedder, task, self.opened)
+    def close(self): self.embedder.close()
 
 # %% ../nbs/09a_arrow.ipynb #b070462b
 RESUME_FIELDS = ('kind', 'column', 'model_id', 'embedding_dim', 'dtype', 'pooling', 'normalize', 'max_length', 'shard_lengths')
@@ -743,7 +603,7 @@ def embed_arrow(
                 atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, *state[task.split][1:]))
                 last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {ready}/{total} shards'
                 prog.tick(rows)
-            pool.run(tasks, done)
+            for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
             secs = time.monotonic()-t1
     except BaseException:
         for plan,*_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final

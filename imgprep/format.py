@@ -17,10 +17,11 @@ from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
 __all__ = ['REASONS', 'RECORD_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
-           'UNRESOLVED', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'tree_kinds', 'kind_settings',
-           'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'members',
-           'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes',
-           'encoders_differences', 'read_encoders']
+           'UNRESOLVED', 'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'tree_kinds',
+           'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
+           'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
+           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'read_encoders', 'EncodersMismatch',
+           'check_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -294,3 +295,36 @@ def read_encoders(
     except ValueError as e: raise ImgprepError(f'{path}: not JSON ({e}); restore it or start a new tree') from None
     if not isinstance(d, dict) or not isinstance(d.get('kinds'), dict): raise ImgprepError(f'{path}: has no "kinds" object; restore it or start a new tree')
     return d
+
+# %% ../nbs/01a_format.ipynb #f0check2
+class EncodersMismatch(ImgprepError):
+    "This run would make arrays differently from those already in the tree."
+
+UNKNOWN = 'unknown' # `--accept unknown`: record this run's settings for arrays whose settings were never recorded
+
+def check_encoders(
+    recorded:dict|None, # `encoders.json` as found (None: there is none)
+    current:dict, # This run's description (`encoders.describe_encoders`)
+    accept:list=(), # Fields allowed to differ, such as 'vae.compute_dtype'; 'unknown' for arrays made with unrecorded settings
+    where:str|Path=ENCODERS_NAME, # The file, for the message
+    present:tuple=(), # Kinds that have arrays on disk
+)->dict: # What `encoders.json` holds after this run
+    "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
+    known = (recorded or {}).get('kinds') or {}
+    if unknown := [k for k in current['kinds'] if k in present and k not in known]:
+        if UNKNOWN not in (accept or ()):
+            why = 'is missing' if recorded is None else f'does not describe {", ".join(unknown)}'
+            raise EncodersMismatch(f"{where} {why}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore the file, "
+                                   f"pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
+    if recorded is None: return current if not unknown else {**current, 'accepted': [dict(field=UNKNOWN, kinds=unknown)]}
+    diffs = encoders_differences(recorded, current)
+    if refused := [d for d in diffs if d[0] not in (accept or ())]:
+        f,r,c = refused[0]
+        more = f" (also {', '.join(d[0] for d in refused[1:])})" if len(refused) > 1 else ''
+        raise EncodersMismatch(f"{where}: {f} differs: this tree's arrays were made with {r!r}, this run would use {c!r}{more}; "
+                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --output-base-dir")
+    both = {**current['kinds'], **known}
+    out = {**recorded, 'kinds': {k: both[k] for k in KINDS if k in both}}  # in registration order, whichever run added a kind
+    new = [dict(field=f, recorded=r, run=c) for f,r,c in diffs] + ([dict(field=UNKNOWN, kinds=unknown)] if unknown else [])
+    if new := [d for d in new if d not in recorded.get('accepted', [])]: out['accepted'] = recorded.get('accepted', []) + new
+    return out
