@@ -96,6 +96,7 @@ class Encoding:
                  encoders:dict): # kind -> loaded encoder
         self.spec,self.encoders = spec,encoders
         self.lay,self.notes = Stage2Layout(spec.base).makedirs(spec.kinds),Notes(spec.base)
+        self.report = None # Called with 1 after each array written (the worker pool sets it)
 
     def metadata(self)->dict:
         "How the arrays are made (the same on every worker: the device is left out)."
@@ -108,6 +109,7 @@ class Encoding:
         atomic_save_npy(self.lay.npy_path(kind, work.image_id), arr)
         done.add(work, kind)
         done.counts['tiled_latents'] += bool(tiled)
+        if self.report: self.report(1)
         fault(kind)
 
     def __call__(self,

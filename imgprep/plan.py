@@ -436,7 +436,7 @@ def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
         if k.mask: v2.setdefault(k.mask, [1]*(k.shapes(None, k.run_options(planner.options))[0][0] or T5_MASK_LEN))
         if k.spatial and planner.option(k.name, 'resolution') == 'bucket':
             v2.update({f'{k.name}_resolution': 'bucket', f'{k.name}_crop_box': [0, 0, 99999, 99999], f'{k.name}_original_size': [99999, 99999]})
-    v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from={k: 'f'*64 for k in planner.kinds})
+    v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from=made_from(rec, planner.kinds))
     return len(dumps_record(v2))
 
 def estimate_writes(
@@ -463,7 +463,7 @@ def estimate_writes(
                 if not (planner.computes(k) or (inline and MIGRATE in planner.passes)): continue
                 if kind_of(k).input == 'image' and not inline and not os.path.isfile(image): continue
                 out[k] += npy_bytes(k, rec, planner.options.get(k))
-                arrays += not inline
+                arrays += 1
             if planner.part is not None: continue
             needs = MIGRATE in planner.passes and rec.get('format_version') != 2 or any(kind_of(k).mask and rec.get(kind_of(k).mask) is None for k in planner.kinds)
             size = _v2_size(rec, planner, iid, bucket) if needs or missing else len(dumps_record(rec))

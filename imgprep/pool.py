@@ -5,7 +5,7 @@
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
 import json, os, queue, signal, time
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import torch
 
@@ -42,10 +42,12 @@ class InlineWorker:
     def map(self,
             tasks:Iterable, # Tasks, produced as they are needed
             ahead:int|None=None, # Unused: one worker takes one task at a time
+            progress:Callable|None=None, # Called with a count whenever the worker reports progress inside a task
            )->Iterator: # (task, result, worker rank)
         "Run every task in order, on `threads` torch threads if given."
         saved = torch.get_num_threads()
         if self.threads: torch.set_num_threads(self.threads)
+        if hasattr(self.worker, 'report'): self.worker.report = progress
         try:
             for i,t in enumerate(tasks):
                 try: r = self.worker(t)
@@ -82,6 +84,7 @@ def _worker(rank:int, device:str, spec, threads:int, tasks, results):
         taken += 1
         results.put(('start', rank, i, None))
         if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
+        if hasattr(worker, 'report'): worker.report = lambda n, i=i: results.put(('progress', rank, i, n))
         try: results.put(('done', rank, i, worker(task)))
         except Exception as e: return results.put(('failed', rank, i, one_line(e)))
     worker.close()
@@ -141,6 +144,7 @@ class WorkerPool:
     def map(self,
             tasks:Iterable, # Tasks, taken from the iterable only as workers need them
             ahead:int|None=None, # Most tasks queued or running at once (default: two per worker)
+            progress:Callable|None=None, # Called with a count whenever a worker reports progress inside a task
            )->Iterator: # (task, result, worker rank), in the order they finish
         "Do every task on the workers; ImgprepError naming the task when a worker fails or dies."
         ahead,todo,pending = ahead or 2*len(self.procs),iter(tasks),{}
@@ -153,6 +157,7 @@ class WorkerPool:
         while pending:
             what,r,i,payload = self._next()
             if what == 'start': self.doing[r] = f'doing {self.keys[i]}'
+            if what == 'progress' and progress: progress(payload)
             if what != 'done': continue
             self.doing[r] = 'waiting for a task'
             yield pending.pop(i), payload, r
@@ -173,14 +178,18 @@ class WorkerPool:
 
 # %% ../nbs/05a_pool.ipynb #p0echo
 class Echo:
-    "A spec for trying the pool: its worker returns each task with the device it ran on."
+    "A spec for trying the pool: its worker returns each task with the device it ran on (and fails on purpose, for the tests)."
     def worker(self, device:str):
+        if device == 'nowhere': raise ImgprepError('cannot load on nowhere')
         return _EchoWorker(device)
 
 class _EchoWorker:
     def __init__(self, device): self.device = device
     def metadata(self): return dict(what='echo')
-    def __call__(self, task): return (task, self.device, os.getpid())
+    def __call__(self, task):
+        if task == 'die': os._exit(3)  # a worker killed mid-task
+        if task == 'fail': raise ValueError('this task fails')
+        return (task, self.device, os.getpid())
     def close(self): pass
 
 # %% ../nbs/05a_pool.ipynb #a472cd75

@@ -88,7 +88,7 @@ def run_lock(
         for fd in fds: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2chunkcode
-TASK = 16 # records per encode task: small enough to spread a chunk over several workers and to report progress often
+TASK = 16 # fewest records per encode task: a chunk is shared among the workers in tasks of at least this many
 
 @dataclass
 class _Chunk:
@@ -96,7 +96,7 @@ class _Chunk:
     items:dict # line -> Item
     waiting:int # Tasks not back yet
 
-def _check(run:Planner, lines:list, journal:Journal|None)->list:
+def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
     "Steps 1 and 2 for a chunk: its usable records as `Item`s (bad ones counted, and dropped in the journal's entries), inline arrays written."
     slots,items = [],[]
     for line,rec in lines:
@@ -116,20 +116,23 @@ def _check(run:Planner, lines:list, journal:Journal|None)->list:
                 run.have[kind].add(it.image_id)
                 run.counts[f'new_{kind}'] += 1
                 it.done = {'extracted'}
+                progress(1)
+                fault(kind)
     return slots, items
 
-def _tasks(run:Planner, journal:Journal|None, chunks:dict):
+def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1):
     "The encode tasks of every chunk, planned and journaled as the workers ask for them."
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
-        slots,items = _check(run, lines, journal)
+        slots,items = _check(run, lines, journal, progress)
         run.plan(items)
         if journal is not None:
             journal.write([s if isinstance(s, dict) else run.entry(s) for s in slots])
             fault('entries')
         works = run.works(items)
-        chunks[n] = _Chunk({it.line: it for it in items}, len(range(0, len(works), TASK)))
+        size = max(TASK, -(-len(works)//workers))
+        chunks[n] = _Chunk({it.line: it for it in items}, len(range(0, len(works), size)))
         if not works: _tally(run, chunks.pop(n))
-        for i in range(0, len(works), TASK): yield EncodeTask(n, works[i:i+TASK])
+        for i in range(0, len(works), size): yield EncodeTask(n, works[i:i+size])
 
 def _tally(run:Planner, chunk:_Chunk):
     for it in chunk.items.values(): run.counts[run.tally(it)] += 1
@@ -138,18 +141,20 @@ def _tally(run:Planner, chunk:_Chunk):
 def _encode_all(run:Planner, journal:Journal|None, workers, progress:Progress):
     "Plan every chunk, have `workers` encode it, and record what they did."
     chunks = {}
-    for task,done,_ in workers.map(_tasks(run, journal, chunks)):
+    def tick(n):
+        with _tick_lock: progress.tick(n)
+    for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(getattr(workers, 'devices', [0]))), progress=tick):
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
         run.counts.update(done.counts)
-        with _tick_lock: progress.tick(sum(p is None for o in done.outcomes.values() for _,p,_ in o))
         chunk.waiting -= 1
         if not chunk.waiting: _tally(run, chunks.pop(n))
 
 class _NoWorkers:
     "Where nothing is to be encoded: plan and journal every chunk, run no task (the plan makes none without a loaded model)."
     metadata = {}
-    def map(self, tasks):
+    devices = [None]
+    def map(self, tasks, progress=None):
         for t in tasks: raise ImgprepError(f'an encode task for a run that loaded no model: {t}')
         return iter(())
     def __enter__(self): return self
@@ -242,11 +247,13 @@ def _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl
         raise FileNotFoundError(f'{jsonl}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
     if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
 
-def _settings(run:Planner, dtype:str, accept:list, device:str)->tuple:
-    "(encoders.json as recorded, as it will be): this run's settings for the kinds it computes, checked against the tree's."
+def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tuple:
+    "(encoders.json as recorded, as it will be): this run's settings for the kinds it makes or the tree records, checked against the tree's."
     from imgprep.encoders import describe_encoders
-    where,computed = run.lay.base/ENCODERS_NAME,[k for k in run.kinds if run.computes(k)]
+    where = run.lay.base/ENCODERS_NAME
     recorded = read_encoders(where)
+    known = (recorded or {}).get('kinds') or {}
+    computed = [k for k in run.kinds if run.computes(k) and (k in needed or k in known)]  # a kind only extracted, and new to the tree, has no model to describe
     if not computed: return recorded, recorded
     present = tuple(k for k in computed if run.have[k])
     return recorded, check_encoders(recorded, describe_encoders(computed, run.models, device, dtype, run.options), accept, where, present)
@@ -319,7 +326,6 @@ def run_stage2(
             logger.warning(f'{jp}: left by a killed run; merge result: {result}')
         run = Planner(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, kinds, passes, images_root.absolute(), counts, models, options, part,
                       notes=read_notes(lay.base)[0])
-        recorded,merged = _settings(run, dtype, accept, device)
         need = estimate_writes(run, backup)
         room = check_room(lay.base, need, min_free_gb, run)
         if any(kind_of(k).input == 'image' and run.computes(k) for k in kinds): _images_found(need, images_root)
@@ -327,9 +333,10 @@ def run_stage2(
         n_check = (INLINE_CHECK if 'dinov3' in needed else 0) if check_inline is None else check_inline
         needed += [k for k in kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
         run.loaded = set(needed)
+        recorded,merged = _settings(run, needed, dtype, accept, device)
         with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
-            _, merged = _settings(run, dtype, accept, device)  # the hub models are in the cache now
+            _, merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(run, pool, backup, progress_every, need['arrays'], progress_bar)
