@@ -13,7 +13,6 @@ import numpy as np
 
 from .core import ImgprepError, atomic_save_npy, dumps_record, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .encoders import default_workers, encode_captions, encode_images, load_encoders, quiet_libraries
 from .plan import Work, fault
 
 # %% auto #0
@@ -53,7 +52,7 @@ class EncodeSpec:
     dtype:str = 'auto' # Compute dtype
     options:dict = field(default_factory=dict) # kind -> its options
     batch_size:int = 4 # Images per model call on a GPU (one at a time on the CPU)
-    text_batch_size:int = 64 # Captions per model call
+    text_batch_size:int = 64 # Captions per model call on a GPU (one at a time on the CPU)
     max_batch_pixels:int|None = None # Pixels per image batch (None: the encoders' default)
     decode_workers:int|None = None # Processes decoding images for each encode step (None: `encoders.default_workers()`)
     reduced_decode:bool = False # Decode a JPEG at reduced scale when only kinds that need less than its full size want it
@@ -62,6 +61,9 @@ class EncodeSpec:
                device:str='auto', # Where it runs
               )->Encoding:
         "Load the encoders on `device`: the encode step a worker process, a Ray actor or this process runs."
+        # imported here: torch and the model libraries take seconds to import, and a run that loads no model (--verify,
+        # an argument error, a finished tree) should answer at once
+        from imgprep.encoders import load_encoders, quiet_libraries
         quiet_libraries()
         return Encoding(self, load_encoders(self.kinds, self.models, device, self.dtype, self.options))
 
@@ -126,6 +128,7 @@ class Encoding:
 
     def probe(self, p:Probe)->list:
         "The arrays of `p`'s images (None for one that fails), returned instead of written."
+        from imgprep.encoders import encode_images
         out = [None]*len(p.paths)
         for i,_,arr,_ in encode_images({p.kind: self.encoders[p.kind]}, p.paths, batch_size=1, num_workers=0): out[i] = arr
         return out
@@ -137,6 +140,7 @@ class Encoding:
 # %% ../nbs/06b_encode.ipynb #b0images
 def _images(self:Encoding, works:list, done:Encoded):
     "The image kinds of `works`, each image decoded once for all of them."
+    from imgprep.encoders import encode_images
     image_kinds = {k: e for k,e in self.encoders.items() if kind_of(k).input == 'image'}
     todo = [w for w in works if set(w.kinds) & set(image_kinds)]
     if not todo: return
@@ -153,11 +157,13 @@ def _images(self:Encoding, works:list, done:Encoded):
 
 def _captions(self:Encoding, works:list, done:Encoded):
     "The caption kinds of `works`, tokenized in one call per kind, `text_batch_size` captions per model call."
+    from imgprep.encoders import encode_captions
     for kind,enc in self.encoders.items():
         if kind_of(kind).input != 'caption': continue
         todo = [w for w in works if kind in w.kinds]
         names = [f'line {w.line} ({w.image_id})' for w in todo]
-        for i,arr,_ in encode_captions(enc, [w.caption for w in todo], self.spec.text_batch_size, names):
+        bs = 1 if enc.device.type == 'cpu' else self.spec.text_batch_size
+        for i,arr,_ in encode_captions(enc, [w.caption for w in todo], bs, names):
             if arr is None: done.add(todo[i], kind, 'encode_failed', f'{kind} output refused (see the warning above)')
             else: self.save(todo[i], kind, arr, done)
 

@@ -81,11 +81,13 @@ def record_fields(
 
 def tree_kinds(
     encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
+    base:str|Path|None=None, # The tree's base directory: a kind whose directory is there counts too
 )->tuple: # Kind names, in registration order
-    "The kinds a Stage 2 tree holds, as its `encoders.json` lists them; the default kinds for a tree without one."
+    "The kinds a Stage 2 tree holds: those its `encoders.json` lists and those with a directory (a kind only extracted from Stage 1 is not described); the default kinds when there are none."
     listed = encoders.get('kinds') if isinstance(encoders, dict) else None
-    if not isinstance(listed, dict) or not listed: return DEFAULT_KINDS
-    return tuple(k for k in KINDS if k in listed)
+    listed = set(listed) if isinstance(listed, dict) else set()
+    present = {k for k,v in KINDS.items() if base is not None and (Path(base)/v.directory).is_dir()}
+    return tuple(k for k in KINDS if k in listed | present) or DEFAULT_KINDS
 
 def kind_settings(
     encoders:dict|None, # A tree's `encoders.json`, or None
@@ -311,10 +313,9 @@ def check_encoders(
 )->dict: # What `encoders.json` holds after this run
     "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
     known = (recorded or {}).get('kinds') or {}
-    if unknown := [k for k in current['kinds'] if k in present and k not in known]:
+    if unknown := [k for k in current['kinds'] if k in present] if recorded is None else []:
         if UNKNOWN not in (accept or ()):
-            why = 'is missing' if recorded is None else f'does not describe {", ".join(unknown)}'
-            raise EncodersMismatch(f"{where} {why}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore the file, "
+            raise EncodersMismatch(f"{where} is missing, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore the file, "
                                    f"pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
     if recorded is None: return current if not unknown else {**current, 'accepted': [dict(field=UNKNOWN, kinds=unknown)]}
     diffs = encoders_differences(recorded, current)

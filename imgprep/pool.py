@@ -7,10 +7,7 @@ from __future__ import annotations
 import json, os, queue, signal, time
 from typing import Callable, Iterable, Iterator
 
-import torch
-
 from .core import ImgprepError, logger
-from .encoders import pick_device
 
 # %% auto #0
 __all__ = ['FAULT_ENV', 'one_line', 'task_key', 'InlineWorker', 'WorkerPool', 'Echo', 'worker_devices']
@@ -45,6 +42,7 @@ class InlineWorker:
             progress:Callable|None=None, # Called with a count whenever the worker reports progress inside a task
            )->Iterator: # (task, result, worker rank)
         "Run every task in order, on `threads` torch threads if given."
+        import torch
         saved = torch.get_num_threads()
         if self.threads: torch.set_num_threads(self.threads)
         if hasattr(self.worker, 'report'): self.worker.report = progress
@@ -69,6 +67,7 @@ def _stall(parent:int):
 
 def _worker(rank:int, device:str, spec, threads:int, tasks, results):
     "Body of one worker process: load, report ready, do tasks from `tasks` until None."
+    import torch
     signal.signal(signal.SIGINT, signal.SIG_IGN) # Ctrl-C is the parent's to handle: it stops the workers
     torch.set_num_threads(threads)
     parent = os.getppid()
@@ -100,6 +99,7 @@ class WorkerPool:
         self.threads = threads or max(1, (os.cpu_count() or 1)//len(devices))
 
     def __enter__(self):
+        import torch.multiprocessing
         ctx = torch.multiprocessing.get_context('spawn')
         self.tasks,self.results = ctx.Queue(),ctx.Queue()
         # not daemons: a worker may start processes of its own (image decoders); an orphaned one stops by itself (see `_worker`)
@@ -199,6 +199,8 @@ def worker_devices(
     num_gpus:int|None=0, # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU when `device` is auto or cuda
 )->list[str]:
     "The device of every worker."
+    import torch
+    from imgprep.encoders import pick_device
     if num_gpus is None:
         visible = torch.cuda.device_count() if str(device) in ('auto', 'cuda') else 0
         num_gpus = visible if visible > 1 else 0

@@ -289,7 +289,7 @@ def run_stage2(
     vae_resolution:str='bucket', # bucket: the latent of the image cut to its aspect bucket; original: of the image cropped to multiples of 16
     t5xxl_length:int=512, # Tokens of the T5-XXL states: 512 for FLUX.1-dev, 256 for FLUX.1-schnell
     batch_size:int=4, # Images per model call on a GPU (one at a time on the CPU)
-    t5_batch_size:int=64, # Captions per model call of the text encoders
+    t5_batch_size:int=64, # Captions per model call of the text encoders on a GPU (one at a time on the CPU)
     device:str='auto', # auto, cpu, cuda, cuda:N or mps
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16
     num_gpus:int|None=None, # Workers on cuda:0..N-1 (default: every visible GPU, when there are several)
@@ -381,14 +381,14 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
                 logger.warning(f"{run.counts['truncated_captions']} captions are longer than a text encoder takes and were cut to fit "
                                f"({', '.join(k + ' ' + str(run.counts['truncated_' + k]) for k in run.kinds if run.counts['truncated_' + k])}; "
                                f"first: {', '.join(run.truncated)}); their states see only the beginning")
-        except KeyboardInterrupt as e: stop = e
+        except (KeyboardInterrupt, ImgprepError) as e: stop = e  # Ctrl+C, SIGTERM, a worker that failed or died: keep what is done
         finally:
             if journal: journal.close()
         if committing: _commit(run, journal, backup)
     progress.close()
-    if stop:
+    if isinstance(stop, KeyboardInterrupt):
         logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(run.counts)}')
-        raise stop
+    if stop: raise stop
 
 def _commit(run:Planner, journal:Journal, backup:Path|None):
     "Merge the journal into the JSONL; fold the encode steps' notes, and remove what parts left; say so when the JSONL was replaced meanwhile."
@@ -427,7 +427,7 @@ def verify_stage2(
     lay = Stage2Layout(base, jsonl_name)
     if not lay.jsonl.is_file(): raise FileNotFoundError(f'{lay.jsonl}: no Stage 2 metadata; run imgprep_stage2 first')
     enc = read_encoders(lay.base/ENCODERS_NAME)
-    kinds = tree_kinds(enc)
+    kinds = tree_kinds(enc, lay.base)
     c = Counter(dict.fromkeys(('records', 'complete', *VERIFY_PROBLEMS, *(f'missing_{k}' for k in kinds)), 0))
     def bad(kind, where, msg): c[kind] += 1; logger.warning(f'{where}: {kind}: {msg}')
     have = {k: lay.existing_ids(k) for k in kinds}
