@@ -27,10 +27,11 @@ from . import __version__
 
 # %% auto #0
 __all__ = ['DINOV3_ID', 'VAE_ID', 'T5_ID', 'VAE_TILE_ABOVE', 'VAE_MAX_PIXELS', 'VAE_BYTES_PER_PIXEL', 'VAE_RESOLUTIONS',
-           'MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'pick_device', 'pick_dtype', 'check_storage', 'to_storage',
-           'resolve_model', 'hub_reachable', 'hub_access', 'load_message', 'loading', 'Encoder',
-           'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder', 'vae_pixels', 'vae_input', 'vae_tile_above',
-           'FluxVaeEncoder', 'CaptionTokenizer', 'from_pretrained_in', 'load_tokenizer', 'T5Encoder', 'mask_mismatches',
+           'CLIP_L_ID', 'T5XXL_ID', 'T5XXL_LENGTH', 'CLIP_MAX_LENGTH', 'MAX_BATCH_PIXELS', 'DECODE_LOG_ENV',
+           'pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'hub_reachable', 'hub_access',
+           'load_message', 'loading', 'Encoder', 'dinov3_preprocess_config', 'dinov3_pixels', 'DinoV3Encoder',
+           'vae_pixels', 'vae_input', 'vae_tile_above', 'FluxVaeEncoder', 'CaptionTokenizer', 'from_pretrained_in',
+           'load_tokenizer', 'load_text_model', 'T5Encoder', 'mask_mismatches', 'T5XxlEncoder', 'ClipTextEncoder',
            'quiet_libraries', 'load_encoders', 'model_file', 'weights_identity', 'describe_encoders', 'ImageBatch',
            'release_freed_memory', 'ImageFiles', 'host_copy', 'overlapped', 'oom_fault_tries', 'launch_recovering',
            'start_workers', 'default_workers', 'encode_images', 'encode_image_files', 'encode_captions']
@@ -570,6 +571,22 @@ def load_tokenizer(
     with loading(kind, str(model_id), bool(hub)):
         return from_pretrained_in(partial(AutoTokenizer.from_pretrained, trust_remote_code=False, **hub), src, subfolder, 'tokenizer_config.json'), hub
 
+def load_text_model(
+    encoder:type, # The encoder class: its `kind` names the model in messages, its `subfolder` is where a pipeline keeps it
+    model_class:type, # The transformers class to load (`T5EncoderModel`, `CLIPTextModel`)
+    model_types:tuple, # The config `model_type`s that class reads
+    model_id:str, # Hub id or directory
+    dtype:torch.dtype, # Compute dtype
+    hub:dict, # From `hub_access`
+)->torch.nn.Module:
+    "A text model from a pipeline's subfolder or the top of `model_id`, its config checked first: another architecture would load with random weights."
+    from transformers import AutoConfig
+    src = resolve_model(encoder.kind, model_id)
+    with loading(encoder.kind, model_id, bool(hub)):
+        cfg = from_pretrained_in(partial(AutoConfig.from_pretrained, trust_remote_code=False, **hub), src, encoder.subfolder)
+        if cfg.model_type not in model_types: raise ImgprepError(f'{encoder.kind} model {model_id!r} is a {cfg.model_type} model, not {model_types[0]}')
+        return from_pretrained_in(partial(model_class.from_pretrained, dtype=dtype, use_safetensors=True, **hub), src, encoder.subfolder)
+
 class T5Encoder(Encoder, CaptionTokenizer):
     "T5 encoder hidden states (77, 1024) float16 and their (77,) 0/1 masks."
     kind = 't5'
@@ -603,10 +620,8 @@ class T5Encoder(Encoder, CaptionTokenizer):
         "Load a `T5EncoderModel` and its tokenizer with `from_pretrained`."
         from transformers import T5EncoderModel
         tok,hub = load_tokenizer(cls.kind, model_id, cls.tokenizer_subfolder)
-        model_id,src,dev = str(model_id),resolve_model(cls.kind, model_id),pick_device(device)
-        with loading(cls.kind, model_id, bool(hub)):
-            load = partial(T5EncoderModel.from_pretrained, dtype=pick_dtype(dtype, dev, cls.kind), use_safetensors=True, **hub)
-            model = from_pretrained_in(load, src, cls.subfolder)
+        model_id,dev = str(model_id),pick_device(device)
+        model = load_text_model(cls, T5EncoderModel, ('t5',), model_id, pick_dtype(dtype, dev, cls.kind), hub)
         if model.config.d_model != cls.width:
             raise ImgprepError(f'{cls.kind} model {model_id!r} has d_model {model.config.d_model}; Stage 2 stores {cls.width} ({kind_of(cls.kind).about})')
         return cls(model, tok, model_id, dev, dtype, max_length)
@@ -651,6 +666,101 @@ def mask_mismatches(
         logger.warning(f't5: {names[i] if names else f"record {i}"}: stored t5_attention_mask differs from the tokenizer\'s ({why}); using the tokenizer\'s')
         out.append(i)
     return out
+
+# %% ../nbs/05_encoders.ipynb #f1e0a002
+CLIP_L_ID = kind_of('clip_l').default_model  # FLUX.1's pipeline: CLIP-L in `text_encoder/`, its tokenizer in `tokenizer/`
+T5XXL_ID = kind_of('t5xxl').default_model  # the same pipeline: `text_encoder_2/`, `tokenizer_2/`
+T5XXL_LENGTH = kind_of('t5xxl').options['max_length']  # 512 as FLUX.1-dev; 256 for schnell
+CLIP_MAX_LENGTH = 77  # CLIP's context, where FLUX.1's pipeline pads and cuts (its tokenizer's `model_max_length`)
+
+class T5XxlEncoder(T5Encoder):
+    "FLUX.1's T5-XXL hidden states (max_length, 4096) float16 and the tokenizer's masks; the encoder sees no mask, as in FLUX.1's pipeline."
+    kind = 't5xxl'
+    subfolder,tokenizer_subfolder = 'text_encoder_2','tokenizer_2'
+    width = 4096
+    pass_mask = False
+    float16_ok = False
+
+    @classmethod
+    def load_tokenizer(cls,
+                       model_id:str=T5XXL_ID, # Hub id, FLUX.1 pipeline or T5 directory
+                       max_length:int=T5XXL_LENGTH, # Tokens per caption
+                      )->CaptionTokenizer:
+        "The tokenizer alone (a pipeline's `tokenizer_2/`), to make masks and count long captions without the model."
+        return super().load_tokenizer(model_id, max_length)
+
+    @classmethod
+    def load(cls,
+             model_id:str=T5XXL_ID, # Hub id, FLUX.1 pipeline or T5 directory
+             device:str='auto', # See `pick_device`
+             dtype:str='auto', # See `pick_dtype` (float16 refused)
+             max_length:int=T5XXL_LENGTH, # Tokens per caption: 512 for FLUX.1-dev, 256 for schnell
+            )->T5XxlEncoder:
+        "Load a `T5EncoderModel` (a pipeline's `text_encoder_2/`) and its tokenizer with `from_pretrained`."
+        return super().load(model_id, device, dtype, max_length)
+
+    def metadata(self)->dict: return {**super().metadata(), 'attention_mask': 'not passed to the encoder'}
+
+# %% ../nbs/05_encoders.ipynb #f1e0a007
+class ClipTextEncoder(Encoder, CaptionTokenizer):
+    "FLUX.1's CLIP ViT-L/14 pooled text vectors (768,) float16, as FLUX.1's pipeline computes them: 77 tokens, no mask."
+    kind = 'clip_l'
+    subfolder,tokenizer_subfolder = 'text_encoder','tokenizer'
+    width = 768 # hidden size: the pooled vector's length
+    float16_ok = True # CLIP's text model runs in float16 in Stable Diffusion's pipelines; `check` still refuses an overflow
+    def __init__(self,
+                 model:torch.nn.Module, # A CLIPTextModel of hidden size 768
+                 tokenizer, # Its tokenizer
+                 model_id:str='', device:str|torch.device='auto', dtype:str|torch.dtype='auto'):
+        Encoder.__init__(self, model, model_id, device, dtype)
+        CaptionTokenizer.__init__(self, tokenizer, CLIP_MAX_LENGTH)
+
+    @classmethod
+    def load_tokenizer(cls,
+                       model_id:str=CLIP_L_ID, # Hub id, FLUX.1 pipeline or CLIP directory
+                       **options, # This kind has none
+                      )->CaptionTokenizer:
+        "The tokenizer alone (a pipeline's `tokenizer/`) at 77 tokens, to count long captions without the model."
+        return CaptionTokenizer(load_tokenizer(cls.kind, model_id, cls.tokenizer_subfolder)[0], CLIP_MAX_LENGTH)
+
+    @classmethod
+    def load(cls,
+             model_id:str=CLIP_L_ID, # Hub id, FLUX.1 pipeline or CLIP directory
+             device:str='auto', # See `pick_device`
+             dtype:str='auto', # See `pick_dtype`
+             **options, # This kind has none
+            )->ClipTextEncoder:
+        "Load a `CLIPTextModel` (a pipeline's `text_encoder/`) and its tokenizer with `from_pretrained`."
+        from transformers import CLIPTextModel
+        tok,hub = load_tokenizer(cls.kind, model_id, cls.tokenizer_subfolder)
+        model_id,dev = str(model_id),pick_device(device)
+        model = load_text_model(cls, CLIPTextModel, ('clip_text_model', 'clip'), model_id, pick_dtype(dtype, dev, cls.kind), hub)
+        if model.config.hidden_size != cls.width:
+            raise ImgprepError(f'{cls.kind} model {model_id!r} has hidden size {model.config.hidden_size}; Stage 2 stores {cls.width} ({kind_of(cls.kind).about})')
+        return cls(model, tok, model_id, dev, dtype)
+
+    @torch.inference_mode()
+    def launch(self,
+               tokens:dict, # From `tokens`
+              )->torch.Tensor:
+        "pooler_output (B, 768) on the model's device: the final states at each caption's end token."
+        return self.model(input_ids=tokens['input_ids'].to(self.device)).pooler_output
+
+    def encode(self,
+               captions:Sequence[str], # Captions
+               names:Sequence=None, # Sample names for the log
+              )->list:
+        "Pooled vectors (768,) float16 of `captions`; None for a refused one (logged)."
+        return self._refusals(self.check(self.forward(self.tokens(captions))), names)
+
+    def metadata(self)->dict:
+        return {**super().metadata(), 'output': 'pooler_output', 'max_length': self.max_length, 'padding': 'max_length',
+                'truncation': True, 'attention_mask': 'not passed to the encoder'}
+
+    @classmethod
+    def describe(cls, model_id:str, options:dict)->dict:
+        return dict(pooling='pooler_output', max_length=CLIP_MAX_LENGTH, padding='max_length', truncation=True,
+                    attention_mask='not passed to the encoder')
 
 # %% ../nbs/05_encoders.ipynb #48347a82
 def quiet_libraries():
@@ -949,9 +1059,9 @@ def encode_image_files(
 )->Iterator: # (index, array or None, info dict with `tiled`, or error message)
     "Encode image files with one encoder (`encode_images` for one kind)."
     if resolution is not None and resolution not in VAE_RESOLUTIONS: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
-    prepare = encoder.preparer(resolution) if resolution else encoder.preparer()
+    preparers = {encoder.kind: encoder.preparer(resolution)} if resolution else None  # None: each encoder's own, once it is known to take images
     for i,_,arr,info in encode_images({encoder.kind: encoder}, paths, None, batch_size, num_workers, max_batch_pixels, window_pixels,
-                                      oom_fault, {encoder.kind: prepare}, reduced_decode):
+                                      oom_fault, preparers, reduced_decode):
         yield i, arr, info
 
 # %% ../nbs/05_encoders.ipynb #0a9f7a20
