@@ -150,7 +150,8 @@ def load_message(
                 'and log in (`hf auth login`, or set HF_TOKEN), or pass a local directory')
     if offline and not Path(model_id).is_dir():
         how = 'HF_HUB_OFFLINE is set' if constants.HF_HUB_OFFLINE else f'{urlparse(constants.ENDPOINT).hostname} cannot be reached'
-        return f'{head}: not in the local Hugging Face cache and {how}; connect, or pass a local directory'
+        return (f'{head}: not in the local Hugging Face cache and {how}; connect, or pass a local directory '
+                '(`imgprep_tiny_models DIR` writes tiny random ones for trying the pipeline offline)')
     return f'{head}: {_first_line(e)}'
 
 @contextmanager

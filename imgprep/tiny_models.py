@@ -4,16 +4,17 @@
 
 # %% ../nbs/02_tiny_models.ipynb #badedd15
 from __future__ import annotations
-import json, os, shutil, tempfile
+import argparse, json, os, shlex, shutil, tempfile
 from pathlib import Path
 
+from .core import ImgprepError, cli_parser, run_cli
 from .kinds import kind_of
 
 # %% auto #0
-__all__ = ['DINOV3_PREPROCESSOR', 'TINY_KINDS', 'full_size_configs', 'random_model', 't5_tokenizer', 'wordpiece_tokenizer',
-           'clip_tokenizer', 'tiny_configs', 'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5', 'save_tiny_text',
-           'tiny_models', 'save_tiny_clip_l', 'save_tiny_t5xxl', 'save_tiny_flux_transformer',
-           'save_tiny_flux_pipeline']
+__all__ = ['DINOV3_PREPROCESSOR', 'TINY_KINDS', 'TINY_USES', 'TINY_NOTE', 'full_size_configs', 'random_model', 't5_tokenizer',
+           'wordpiece_tokenizer', 'clip_tokenizer', 'tiny_configs', 'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5',
+           'save_tiny_text', 'tiny_models', 'save_tiny_clip_l', 'save_tiny_t5xxl', 'save_tiny_flux_transformer',
+           'save_tiny_flux_pipeline', 'write_tiny_models', 'tiny_models_parser', 'main']
 
 # %% ../nbs/02_tiny_models.ipynb #55b73cd1
 DINOV3_PREPROCESSOR = dict(
@@ -213,3 +214,38 @@ def save_tiny_flux_pipeline(out:Path):
     FluxPipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=random_model('vae', tiny_configs()['vae']),
                  text_encoder=_flux_twin('clip_l'), tokenizer=clip_tokenizer(), text_encoder_2=_flux_twin('t5xxl'),
                  tokenizer_2=t5_tokenizer(), transformer=_flux_twin('flux_transformer')).save_pretrained(out)
+
+# %% ../nbs/02_tiny_models.ipynb #acbd9ee3
+TINY_USES = dict(dinov3=('imgprep_stage2', '--dinov3-model'), vae=('imgprep_stage2', '--vae-model'),
+                 t5=('imgprep_stage2', '--t5-model'), text=('imgprep_embed_arrow --kind text', '--model'))  # kind -> (command, flag) that loads it
+TINY_NOTE = ('These models have RANDOM weights: they are for trying the pipeline offline, and the embeddings '
+             'and latents they give mean nothing.')
+
+def write_tiny_models(
+    d:str|Path, # Directory for the models, one subdirectory each (created if missing; models already there are kept)
+    out=print, # Where the report lines go
+)->dict: # Counters: models in `d`, written now, kept from before
+    "Save the tiny random models in a directory and report, for each, the flag that makes a command load it."
+    d = Path(d)
+    if d.exists() and not d.is_dir(): raise ImgprepError(f'{d}: not a directory')
+    kept = sum((d/k).is_dir() for k in TINY_KINDS)
+    paths = tiny_models(d)
+    flag = {k: f'{TINY_USES[k][1]} {shlex.quote(str(p))}' for k,p in paths.items()}
+    out(f'imgprep_tiny_models: {len(paths)} tiny models in {d}. {TINY_NOTE}')
+    for k in paths: out(f'  {k:<7} {TINY_USES[k][0]} {flag[k]}')
+    out(f'Stage 2 with all three: imgprep_stage2 {flag["dinov3"]} {flag["vae"]} {flag["t5"]} (and your --jsonl, --images-root)')
+    return dict(models=len(paths), written=len(paths)-kept, kept=kept)
+
+# %% ../nbs/02_tiny_models.ipynb #9f15ed67
+def tiny_models_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_tiny_models`: only the directory."
+    return cli_parser(write_tiny_models, 'imgprep_tiny_models', positional=('d',), skip=('out',), epilog=TINY_NOTE, d=dict(metavar='dir'))
+
+def main(
+    argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
+):
+    "Command line entry point of `imgprep_tiny_models DIR`."
+    from transformers.utils import logging as hf_logging
+    a = tiny_models_parser().parse_args(argv)
+    hf_logging.disable_progress_bar()  # saving a one-file model draws a bar; the report is the point
+    run_cli('imgprep_tiny_models', write_tiny_models, a.d)
