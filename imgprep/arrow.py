@@ -393,6 +393,7 @@ class EmbedSpec:
     def worker(self,
                device:str): # Where the worker runs
         "A pool worker (see `imgprep.pool`): the embedder on `device`, embedding one shard per task."
+        transformers.logging.disable_progress_bar()
         return ShardWorker(self.load(device))
 
 # %% ../nbs/09a_arrow.ipynb #5af8f73b

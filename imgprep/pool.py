@@ -67,7 +67,10 @@ def _stall(parent:int):
 
 def _worker(rank:int, device:str, spec, threads:int, tasks, results):
     "Body of one worker process: load, report ready, do tasks from `tasks` until None."
-    import torch
+    import multiprocessing, torch
+    # A daemon process may not start processes, but a worker's image decoders are processes of its own: they watch their
+    # parent and stop with it, which is all the daemon flag would promise.
+    multiprocessing.current_process()._config['daemon'] = False
     signal.signal(signal.SIGINT, signal.SIG_IGN) # Ctrl-C is the parent's to handle: it stops the workers
     torch.set_num_threads(threads)
     parent = os.getppid()
@@ -102,8 +105,7 @@ class WorkerPool:
         import torch.multiprocessing
         ctx = torch.multiprocessing.get_context('spawn')
         self.tasks,self.results = ctx.Queue(),ctx.Queue()
-        # not daemons: a worker may start processes of its own (image decoders); an orphaned one stops by itself (see `_worker`)
-        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results))
+        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results), daemon=True)
                       for r,d in enumerate(self.devices)]
         self.doing,self.dead_since,self.keys = {r: 'loading' for r in range(len(self.procs))},None,{}
         try:
