@@ -556,6 +556,14 @@ def _recount(d:Path, plan:SplitPlan, run:dict):
 # %% ../nbs/09a_arrow.ipynb #647f22c4
 STORE_DTYPES = ('float32', 'float16')
 
+def _workers(spec:EmbedSpec, devices:list, threads:int|None, ray:str|None):
+    "Where the shards are embedded: in this process, in a pool of worker processes, or on a Ray cluster (see `imgprep.cluster`)."
+    if ray:
+        from imgprep.cluster import RayWorkers, import_ray
+        import_ray()
+        return RayWorkers(spec, ray)
+    return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads)
+
 def embed_arrow(
     dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot)
     output_dir:str|Path, # Gets <split>/data-XXXXX-of-YYYYY.npy and <split>/embedding_metadata.json
@@ -576,6 +584,7 @@ def embed_arrow(
     chunk_size:int=10_000, # Rows per shard when the dataset says nothing about its shards
     dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
     progress:bool=True, # Print a line per shard
+    ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
@@ -583,12 +592,12 @@ def embed_arrow(
     if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
     column = column or ('image' if kind == 'image' else 'text')
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
-    devices = worker_devices(device, workers, num_gpus)
+    devices = worker_devices(device, workers, num_gpus) if not ray else []
     out,state = Path(output_dir),{}
     try:
-        with (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads) as pool:
+        with _workers(spec, devices, threads, ray) as pool:
             run = dict(dataset_name=dataset_name or Path(dataset_dir).resolve().name, **pool.metadata,
-                       num_gpus=sum(d.startswith('cuda') for d in devices), num_workers=len(devices), kind=kind, column=column,
+                       num_gpus=getattr(pool, 'gpus', sum(d.startswith('cuda') for d in devices)), num_workers=(nw := len(pool.devices)), kind=kind, column=column,
                        dtype=store_dtype, imgprep_version=__version__)
             state,tasks = _prepare(out, plans, run)
             total,ready = sum(p.num_shards for p in plans),sum(s[1] for s in state.values())
@@ -611,7 +620,7 @@ def embed_arrow(
         raise
     return dict(splits=len(plans), shards=total, shards_skipped=total-len(tasks), shards_embedded=len(tasks),
                 samples=sum(p.num_samples for p in plans), samples_embedded=prog.n,
-                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=len(devices),
+                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=nw,
                 samples_per_s=round(prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
 
 # %% ../nbs/09a_arrow.ipynb #48c0b9e6

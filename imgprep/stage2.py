@@ -147,6 +147,7 @@ def _encode_all(run:Planner, journal:Journal|None, workers, progress:Progress):
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
         run.counts.update(done.counts)
+        if not getattr(workers, 'reports_progress', True): tick(sum(p is None for o in done.outcomes.values() for _,p,_ in o))
         chunk.waiting -= 1
         if not chunk.waiting: _tally(run, chunks.pop(n))
 
@@ -265,13 +266,15 @@ def _images_found(need:dict, root:Path):
                            'image_path is relative to (the folder imgprep_ingest read)')
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
-def _workers(run:Planner, kinds:list, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode):
-    "Where the encode step runs: in this process, or in a pool of worker processes (one per device)."
+def _workers(run:Planner, kinds:list, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray=None):
+    "Where the encode step runs: in this process, in a pool of worker processes (one per device), or on a Ray cluster."
     if not kinds: return _NoWorkers()
-    devices = worker_devices(device, workers, num_gpus)
+    if ray: from imgprep.cluster import RayWorkers
+    devices = worker_devices(device, workers, num_gpus) if not ray else ['ray']
     decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//len(devices))) # image decoding processes per worker: the cores left, shared
     spec = EncodeSpec(str(run.lay.base), tuple(kinds), {k: v for k,v in run.models.items() if k in kinds}, dtype,
                       {k: kind_of(k).run_options(run.options) for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
+    if ray: return RayWorkers(spec, ray)
     return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads)
 
 # %% ../nbs/06d_stage2.ipynb #ba0a841d
@@ -297,6 +300,7 @@ def run_stage2(
     threads:int|None=None, # torch CPU threads per worker (default: cores / workers)
     max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different
+    ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype, or unknown (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
@@ -310,6 +314,9 @@ def run_stage2(
     passes,part,jsonl = parse_passes(passes, kinds),parse_part(part),Path(jsonl)
     lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
+    if ray:
+        from imgprep.cluster import import_ray
+        import_ray()  # without Ray, one line saying how to install it
     images_root = Path(images_root if images_root is not None else recorded_images_root(jsonl) or '.')
     _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl, lay, images_root)
     models = run_models(kinds, models, dinov3_model=dinov3_model, vae_model=vae_model, t5_model=t5_model)
@@ -334,7 +341,7 @@ def run_stage2(
         needed += [k for k in kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
         run.loaded = set(needed)
         recorded,merged = _settings(run, needed, dtype, accept, device)
-        with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode) as pool:
+        with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
             _, merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
