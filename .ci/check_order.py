@@ -5,7 +5,7 @@ import json, re, sys
 from pathlib import Path
 
 nbs = sorted(Path(__file__).resolve().parent.parent.glob('nbs/*.ipynb'))
-src = {p: '\n'.join(c['source'] for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'code') for p in nbs}
+src = {p: '\n'.join(''.join(c['source']) for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'code') for p in nbs}
 defined = {m: i for i,p in enumerate(nbs) for m in re.findall(r'^#\| default_exp (\w+)', src[p], re.M)}
 bad = [(p.name, m, nbs[defined[m]].name) for i,p in enumerate(nbs)
        for m in sorted(set(re.findall(r'(?:from|import) imgprep\.(\w+)', src[p]))) if defined.get(m, -1) > i]
