@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 import imgprep.stage2 as S
+import imgprep.encoders as E
 from imgprep.encoders import FluxVaeEncoder, T5Encoder, pick_device
 from imgprep.testing import make_stage1, random_caption
 from imgprep.tiny_models import full_size_configs, random_model, t5_tokenizer, tiny_configs
@@ -28,13 +29,13 @@ def model_alone(enc, batches, device)->float:
     return timed(lambda: [enc.forward(b) for b in batches])
 
 LOADING = []
-def _timed_load(kinds, _load=S._load_encoders, **kw):
+def _timed_load(kinds, *a, _load=E.load_encoders, **kw):
     "Stage 2's own model loading, timed so that the pass figures leave it out."
     t = time.perf_counter()
-    out = _load(kinds, **kw)
+    out = _load(kinds, *a, **kw)
     LOADING.append(time.perf_counter()-t)
     return out
-S._load_encoders = _timed_load
+E.load_encoders = _timed_load  # the encode step looks it up when it loads (one worker: in this process)
 
 def stage2_pass(data, out:Path, passes:str, models:Path, bs:int, device:str)->tuple:
     "(seconds, counters) of one `run_stage2` pass over a fresh copy of the Stage 1 JSONL, model loading left out."
