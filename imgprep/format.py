@@ -11,17 +11,17 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import T5_MASK_LEN, ImageIdError, ImgprepError, validate_image_id
+from .core import MAX_JSON_DEPTH, T5_MASK_LEN, ImageIdError, ImgprepError, UnreadableFile, read_regular, validate_image_id
 from .kinds import DEFAULT_KINDS, KINDS, Kind, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
 __all__ = ['REASONS', 'RECORD_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
-           'UNRESOLVED', 'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'tree_kinds',
-           'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
-           'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'read_encoders', 'EncodersMismatch',
-           'check_encoders']
+           'NPY_MAX_DIMS', 'UNRESOLVED', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem', 'mask_length',
+           'record_fields', 'tree_kinds', 'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays',
+           'caption_digest', 'made_from', 'stale_kinds', 'members', 'existing_shards', 'count_nonfinite',
+           'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'encoders_differences', 'encoders_problem',
+           'read_encoders', 'EncodersMismatch', 'check_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -222,16 +222,29 @@ def npy_header_len(
     if len(data) < 12 or bytes(data[:6]) != b'\x93NUMPY': raise ValueError('not a .npy file')
     return 10 + int.from_bytes(data[8:10], 'little') if data[6] == 1 else 12 + int.from_bytes(data[8:12], 'little')
 
+NPY_MAX_DIMS = 32 # more sides than any kind has, and no more than numpy 1 or 2 accepts
+
 @lru_cache(maxsize=1024)
 def npy_header(
     head:bytes, # The first `npy_header_len` bytes of a `.npy` file
 )->tuple: # (shape, fortran_order, dtype)
-    "Parse a `.npy` header with numpy's own reader, once per distinct header."
+    "Parse a `.npy` header with numpy's own reader, once per distinct header; one it cannot read, or whose shape no file can hold, is a `ValueError` 'unreadable .npy header'."
     f = io.BytesIO(head)
+    # numpy evaluates the header as a Python literal: a damaged one raises whatever the tokenizer or parser raises
+    # (TokenError, SyntaxError, RecursionError, MemoryError...), and each of them only means the header is unreadable.
     try:
         version = np.lib.format.read_magic(f)
-        return (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
-    except ValueError as e: raise ValueError(f'unreadable .npy header ({e})') from None
+        shape,fortran,dtype = (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
+    except Exception as e: raise ValueError(f'unreadable .npy header ({_short(e)})') from None
+    why = ('a negative side' if any(n < 0 for n in shape) else f'more than {NPY_MAX_DIMS} sides' if len(shape) > NPY_MAX_DIMS
+           else 'more data than a file can hold' if math.prod(shape)*dtype.itemsize >= 1 << 63 else None)
+    if why: raise ValueError(f'unreadable .npy header (its shape has {why})')
+    return shape,fortran,dtype
+
+def _short(e:Exception, width:int=120)->str:
+    "One line of at most `width` characters saying what `e` is (numpy quotes the whole header in its messages)."
+    s = ' '.join((str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}').split())
+    return s if len(s) <= width else s[:width-3] + '...'
 
 @lru_cache(maxsize=1024)
 def _spec_problem(kind:str, shape:tuple, dtype:np.dtype, shapes:tuple)->str|None:
@@ -257,11 +270,13 @@ def npy_problem(
 def load_npy_bytes(
     b:bytes, # A whole `.npy` file
 )->np.ndarray:
-    "The array of a `.npy` file in memory, never unpickling."
+    "The array of a `.npy` file in memory, never unpickling; `ValueError` when the file is not exactly its header and data."
     start = npy_header_len(b)
     shape,fortran,dtype = npy_header(bytes(b[:start]))
     if dtype.hasobject: raise ValueError('object arrays are refused: loading them would unpickle')
-    a = np.frombuffer(b, dtype, math.prod(shape), start)
+    count = math.prod(shape)
+    if len(b) != start + count*dtype.itemsize: raise ValueError(f'{len(b)} bytes, expected {start + count*dtype.itemsize}')
+    a = np.frombuffer(b, dtype, count, start)
     return (a.reshape(shape[::-1]).T if fortran else a.reshape(shape)).copy()
 
 # %% ../nbs/01a_format.ipynb #91672e42
@@ -288,14 +303,46 @@ def encoders_differences(
             if r.get(k) != c.get(k): out.append((f'{kind}.{k}', r.get(k), c.get(k)))
     return sorted(out)
 
+ENCODERS_MAX_BYTES = 1 << 20 # a description takes a few kilobytes; a larger file is not one
+
+def _json_type(v)->str:
+    return {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(type(v), 'a number')
+
+def _nesting(v, limit:int)->bool:
+    "True when `v` nests objects and arrays more than `limit` deep (walked without recursion)."
+    todo = [(v, 1)]
+    while todo:
+        o,d = todo.pop()
+        if d > limit: return True
+        todo.extend((x, d+1) for x in (o.values() if isinstance(o, dict) else o) if isinstance(x, (dict, list)))
+    return False
+
+def encoders_problem(
+    d, # A parsed `encoders.json` (or the copy a `manifest.json` holds)
+)->str|None: # None when usable
+    "What is wrong with the structure of an `encoders.json`: it must be an object whose `kinds` maps each kind to an object, with `accepted`, when present, a list of objects."
+    if not isinstance(d, dict): return f'has no "kinds" object: it is {_json_type(d)}, not an object'
+    if _nesting(d, MAX_JSON_DEPTH): return f'nests deeper than {MAX_JSON_DEPTH} levels'
+    kinds = d.get('kinds')
+    if not isinstance(kinds, dict): return f'"kinds" is {_json_type(kinds)}, not an object' if 'kinds' in d else 'has no "kinds" object'
+    if bad := next((k for k,v in kinds.items() if not isinstance(v, dict)), None): return f'"kinds.{bad}" is {_json_type(kinds[bad])}, not an object'
+    acc = d.get('accepted', [])
+    if not isinstance(acc, list): return f'"accepted" is {_json_type(acc)}, not a list'
+    if bad := next((a for a in acc if not isinstance(a, dict)), None): return f'"accepted" holds {_json_type(bad)}, not only objects'
+
 def read_encoders(
     path:str|Path, # An `encoders.json`
 )->dict|None: # Its content, or None when there is none
-    "Read an `encoders.json`; `ImgprepError` when it exists but is not an object with `kinds`."
-    try: d = json.loads(Path(path).read_text())
-    except FileNotFoundError: return None
-    except ValueError as e: raise ImgprepError(f'{path}: not JSON ({e}); restore it or start a new tree') from None
-    if not isinstance(d, dict) or not isinstance(d.get('kinds'), dict): raise ImgprepError(f'{path}: has no "kinds" object; restore it or start a new tree')
+    "Read an `encoders.json`, the one way imgprep does; `ImgprepError` (one line naming the file) when it is there but not a regular file holding a valid description."
+    fix = 'restore it or start a new tree with --output-base-dir'
+    try: raw = read_regular(path, max_bytes=ENCODERS_MAX_BYTES)  # opened without blocking: a FIFO is refused, not waited on
+    except UnreadableFile as e:
+        if e.reason == 'missing': return None
+        raise ImgprepError(f'{e}; {fix}') from None
+    try: d = json.loads(raw)
+    except RecursionError: raise ImgprepError(f'{path}: nests deeper than {MAX_JSON_DEPTH} levels; {fix}') from None
+    except ValueError as e: raise ImgprepError(f'{path}: not JSON ({_short(e)}); {fix}') from None
+    if why := encoders_problem(d): raise ImgprepError(f'{path}: {why}; {fix}')
     return d
 
 # %% ../nbs/01a_format.ipynb #f0check2
