@@ -356,11 +356,11 @@ def check_encoders(
     current:dict, # This run's description (`encoders.describe_encoders`)
     accept:list=(), # Fields allowed to differ, such as 'vae.compute_dtype'; 'unknown' for arrays made with unrecorded settings
     where:str|Path=ENCODERS_NAME, # The file, for the message
-    present:tuple=(), # Kinds that have arrays on disk
+    present:tuple=(), # Kinds whose arrays on disk a model made (the caller leaves out arrays only extracted from Stage 1)
 )->dict: # What `encoders.json` holds after this run
     "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
     known = (recorded or {}).get('kinds') or {}
-    if unknown := [k for k in current['kinds'] if k in present] if recorded is None else []:
+    if unknown := list(present) if recorded is None else []:  # any of them, made by this run's kinds or not: a record without them would call them new later
         if UNKNOWN not in (accept or ()):
             raise EncodersMismatch(f"{where} is missing, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore the file, "
                                    f"pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")

@@ -248,6 +248,12 @@ def _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl
         raise FileNotFoundError(f'{jsonl}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
     if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
 
+def _made_by_model(run:Planner, kind:str, computed:list)->bool:
+    "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
+    if kind not in computed and kind_of(kind).inline: return False
+    have = run.have or {}
+    return bool(have[kind] if kind in have else run.lay.existing_ids(kind))
+
 def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tuple:
     "(encoders.json as recorded, as it will be): this run's settings for the kinds it makes or the tree records, checked against the tree's."
     from imgprep.encoders import describe_encoders
@@ -256,7 +262,7 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tup
     known = (recorded or {}).get('kinds') or {}
     computed = [k for k in run.kinds if run.computes(k) and (k in needed or k in known)]  # a kind only extracted, and new to the tree, has no model to describe
     if not computed: return recorded, recorded
-    present = tuple(k for k in computed if run.have[k])
+    present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
     return recorded, check_encoders(recorded, describe_encoders(computed, run.models, device, dtype, run.options), accept, where, present)
 
 def _images_found(need:dict, root:Path):
