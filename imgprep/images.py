@@ -23,6 +23,10 @@ class ImageError(ImgprepError):
 
 class ImageMemoryError(ImgprepError):
     "Memory ran out while decoding an image: the run stops, the file is not counted as bad."
+    def __init__(self, msg:str):
+        # torch's DataLoader raises a worker's error again with the worker's whole traceback as its message: keep our own line
+        line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
+        super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
 def _refuse(path, why:str)->ImageError: return ImageError(f'{path}: {why}')
 
