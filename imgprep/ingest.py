@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from fastcore.basics import chunked
 from PIL import Image
 
-from .core import (UnreadableFile, file_sha256, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress,
+from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress,
                           atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, iter_jsonl, logger, run_cli, safe_key,
                           validate_image_id)
 from .images import ImageError, image_size, load_rgb
@@ -60,10 +60,14 @@ def _read_whole(
     path:str|Path, # A file
     limit:int, # Largest size read into memory
     root:str|Path|None=None, # The file's real path must lie inside this folder
-)->bytes|None: # The bytes, or None when the file is larger than `limit`
-    "Every byte of `path` in one read (unbuffered, sized from `fstat`), unless it is larger than `limit`."
+)->tuple: # (the bytes, or None when the file is larger than `limit`; their SHA-256)
+    "Every byte of `path` in one read (unbuffered, sized from `fstat`) and its hash; a file larger than `limit` is hashed in pieces, not kept."
     fd,size = open_regular(path, root)  # a FIFO or a directory named like an image is refused, never waited on
-    with os.fdopen(fd, 'rb', buffering=0) as f: return f.readall() if size <= limit else None
+    with os.fdopen(fd, 'rb', buffering=0) as f:
+        if size <= limit: return (data := f.readall()), hashlib.sha256(data).hexdigest()
+        h = hashlib.sha256()
+        while b := f.read(1 << 20): h.update(b)
+        return None, h.hexdigest()
 
 def inspect_image(
     path:str|Path, # Image file
@@ -72,8 +76,7 @@ def inspect_image(
 )->dict: # sha256, width, height (as displayed), animated
     "What ingest needs of an image, from one read of its bytes: SHA-256 and header; `ImageError` naming the file if it is unusable."
     try:
-        data = _read_whole(path, WHOLE_FILE_MAX, root)
-        sha = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
+        data,sha = _read_whole(path, WHOLE_FILE_MAX, root)
     except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
     except UnreadableFile as e:
         if e.reason == 'outside_root': raise OutsideRoot(str(e)) from None
@@ -315,6 +318,15 @@ def load_saved_dataset(
         ds = ds[name]
     return ds
 
+def _cell_bytes(
+    cell:dict, # An Image cell read with `decode=False`
+    src:Path, # The dataset's folder: a cell's `path` (relative to it) must be a regular file inside it
+)->bytes:
+    "The image bytes a cell holds, or reads from its `path` under the rules of `open_regular`; `UnreadableFile` otherwise."
+    if cell.get('bytes') is not None: return cell['bytes']
+    if not isinstance(cell.get('path'), str): raise UnreadableFile('missing', 'an image cell with neither bytes nor a path')
+    return read_regular(src/cell['path'], src)
+
 def dataset_candidates(
     src:Path, # Directory written by `save_to_disk`
     images_root:Path, # Images are written under `images_root/ingested_images`
@@ -332,7 +344,7 @@ def dataset_candidates(
     out,d = [],images_root/DATASET_IMAGES
     for i,row in enumerate(ds):
         v,where = row[col] or {},f'{src}[{i}]'
-        try: data = v['bytes'] if v.get('bytes') is not None else read_regular(Path(src)/str(v.get('path')), src)
+        try: data = _cell_bytes(v, src)
         except UnreadableFile as e:
             left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')
             continue
@@ -540,7 +552,7 @@ def write_note(
     images_root:Path, # Its images root
 )->Path:
     "Record `images_root`, absolute, beside `output` (atomically, and only when it changes), so Stage 2 finds the images by itself."
-    p,data = note_path(output),(json.dumps({'images_root': os.path.abspath(images_root)}, ensure_ascii=False) + '\n').encode('utf-8')
+    p,data = note_path(output),(json.dumps({'images_root': os.path.abspath(images_root)}) + '\n').encode('ascii')  # escapes survive any folder name
     try: same = read_regular(p, max_bytes=len(data)) == data
     except UnreadableFile: same = False
     if not same: atomic_write_bytes(p, data)
