@@ -225,7 +225,8 @@ def atomic_writer(
         f.close()
         os.replace(tmp, path)
     except BaseException as e:
-        f.close()
+        try: f.close()
+        except OSError: pass  # on a full disk, closing retries the failed flush and fails again: the temporary must still go
         tmp.unlink(missing_ok=True)
         if isinstance(e, OSError): raise with_errno(_naming(e, path, tmp)) from None
         raise

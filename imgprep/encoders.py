@@ -21,7 +21,7 @@ from PIL import Image
 from .core import ImgprepError, logger, T5_MASK_LEN, file_sha256
 from .kinds import VAE_CROP_MULTIPLE, kind_of
 from .buckets import bucket_for, resize_to_bucket
-from .images import load_rgb, crop_to_multiple
+from .images import ImageMemoryError, load_rgb, crop_to_multiple
 from .format import UNRESOLVED
 from . import __version__
 
@@ -900,6 +900,7 @@ class ImageFiles(torch.utils.data.IterableDataset):
         try:
             img = load_rgb(self.paths[i], draft=self.draft_size(kinds))
             _note_decode(self.paths[i])
+        except ImageMemoryError: raise  # not the file's fault: the run stops rather than count a good image as corrupt
         except Exception as e: return [(None, _file_error(self.paths[i], e))]  # one bad file must not stop the others
         out = []
         for k in kinds:

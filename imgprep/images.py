@@ -13,13 +13,20 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 from .core import ImgprepError
 
 # %% auto #0
-__all__ = ['MAX_PIXELS', 'ImageError', 'image_size', 'load_rgb', 'crop_to_multiple']
+__all__ = ['MAX_PIXELS', 'ImageError', 'ImageMemoryError', 'image_size', 'load_rgb', 'crop_to_multiple']
 
 # %% ../nbs/03_images.ipynb #bf5a9c8b
 MAX_PIXELS = 178_956_970
 
 class ImageError(ImgprepError):
     "An image file that cannot be used: missing, not an image, truncated, corrupt, or too large."
+
+class ImageMemoryError(ImgprepError):
+    "Memory ran out while decoding an image: the run stops, the file is not counted as bad."
+    def __init__(self, msg:str):
+        # torch's DataLoader raises a worker's error again with the worker's whole traceback as its message: keep our own line
+        line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
+        super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
 def _refuse(path, why:str)->ImageError: return ImageError(f'{path}: {why}')
 
@@ -38,6 +45,7 @@ def _open(
             if w*h > MAX_PIXELS: raise _refuse(path, f'{w}x{h} is over the decompression-bomb limit of {MAX_PIXELS:,} pixels')
             yield im
     except ImageError: raise
+    except MemoryError: raise ImageMemoryError(f'{path}: out of memory while decoding it; free some memory or use fewer workers, then run again') from None
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e: raise _refuse(path, (e.strerror or str(e)).lower()) from e
     except Image.DecompressionBombError as e: raise _refuse(path, f'decompression bomb refused by PIL ({e})') from e
     except UnidentifiedImageError as e:

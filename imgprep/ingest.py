@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, csv, hashlib, io, math, multiprocessing, os, re, shlex, sys, unicodedata
+import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, re, shlex, sys, unicodedata
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -15,18 +15,21 @@ from pathlib import Path, PurePosixPath
 from fastcore.basics import chunked
 from PIL import Image
 
-from .core import (UnreadableFile, file_sha256, open_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress, atomic_write_bytes, atomic_writer,
-                          cli_parser, dumps_record, iter_jsonl, logger, run_cli, safe_key, validate_image_id)
+from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress,
+                          atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, iter_jsonl, logger, run_cli, safe_key,
+                          validate_image_id)
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
-__all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'DEFAULT_T5', 'IMAGE_EXTS',
-           'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'COUNTERS',
-           'PARALLEL_MIN', 'CHUNK', 'rel_posix', 'image_id_for', 'inspect_image', 'read_caption',
-           'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
-           'folder_candidates', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates',
-           'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'ingest',
-           'default_images_root', 'next_command', 'ingest_parser', 'main']
+__all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
+           'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
+           'COUNTERS', 'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for',
+           'OutsideRoot', 'inspect_image', 'decode_text', 'read_caption', 'caption_from_filename', 'estimate_tokens',
+           'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'shown', 'left_out', 'folder_candidates',
+           'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates', 'split_hash',
+           'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'note_path', 'is_ingest_output',
+           'check_output', 'write_note', 'nothing_found', 'ingest', 'default_images_root', 'next_command',
+           'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -50,24 +53,34 @@ def image_id_for(
 ANIMATABLE = ('.gif', '.png', '.apng', '.webp')
 WHOLE_FILE_MAX = 64 << 20 # Files up to this size are read into memory once; larger ones are read in pieces
 
+class OutsideRoot(ImageError):
+    "An image whose real path (links resolved) lies outside the source folder: never read."
+
 def _read_whole(
     path:str|Path, # A file
     limit:int, # Largest size read into memory
-)->bytes|None: # The bytes, or None when the file is larger than `limit`
-    "Every byte of `path` in one read (unbuffered, sized from `fstat`), unless it is larger than `limit`."
-    fd,size = open_regular(path)  # a FIFO or a directory named like an image is refused, never waited on
-    with os.fdopen(fd, 'rb', buffering=0) as f: return f.readall() if size <= limit else None
+    root:str|Path|None=None, # The file's real path must lie inside this folder
+)->tuple: # (the bytes, or None when the file is larger than `limit`; their SHA-256)
+    "Every byte of `path` in one read (unbuffered, sized from `fstat`) and its hash; a file larger than `limit` is hashed in pieces, not kept."
+    fd,size = open_regular(path, root)  # a FIFO or a directory named like an image is refused, never waited on
+    with os.fdopen(fd, 'rb', buffering=0) as f:
+        if size <= limit: return (data := f.readall()), hashlib.sha256(data).hexdigest()
+        h = hashlib.sha256()
+        while b := f.read(1 << 20): h.update(b)
+        return None, h.hexdigest()
 
 def inspect_image(
     path:str|Path, # Image file
     decode:bool=False, # Also decode every pixel (catches truncated files; slow)
+    root:str|Path|None=None, # The source folder: a file whose real path lies outside it raises `OutsideRoot`, unread
 )->dict: # sha256, width, height (as displayed), animated
     "What ingest needs of an image, from one read of its bytes: SHA-256 and header; `ImageError` naming the file if it is unusable."
     try:
-        data = _read_whole(path, WHOLE_FILE_MAX)
-        sha = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
+        data,sha = _read_whole(path, WHOLE_FILE_MAX, root)
     except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
-    except UnreadableFile as e: raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
+    except UnreadableFile as e:
+        if e.reason == 'outside_root': raise OutsideRoot(str(e)) from None
+        raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
     w,h = image_size(path, data)
     animated = False
     if os.path.splitext(path)[1].lower() in ANIMATABLE:
@@ -79,15 +92,28 @@ def inspect_image(
 CAPTION_EXTS = ('.txt', '.caption')
 MISSING_CAPTION = ('skip', 'empty', 'filename')
 
+CAPTION_MAX = 1 << 20 # Largest caption file read, in bytes: T5 reads 77 tokens, and a link to /dev/zero must not fill the memory
+_BOMS = ((codecs.BOM_UTF32_LE, 'utf-32', 'UTF-32'), (codecs.BOM_UTF32_BE, 'utf-32', 'UTF-32'), (codecs.BOM_UTF8, 'utf-8-sig', 'UTF-8'),
+         (codecs.BOM_UTF16_LE, 'utf-16', 'UTF-16'), (codecs.BOM_UTF16_BE, 'utf-16', 'UTF-16')) # UTF-32 LE's mark starts like UTF-16 LE's
+
+def decode_text(
+    raw:bytes, # The bytes of a text file
+    path:str|Path, # The file, named in the warning
+)->str:
+    "`raw` decoded by its byte-order mark (UTF-8, UTF-16, UTF-32), else as UTF-8; undecodable bytes become U+FFFD with a warning."
+    codec,name = next(((c, n) for b,c,n in _BOMS if raw.startswith(b)), ('utf-8', 'UTF-8'))
+    try: return raw.decode(codec)
+    except UnicodeDecodeError:
+        logger.warning(f'{path}: caption is not valid {name}; undecodable bytes replaced by U+FFFD')
+        return raw.decode(codec, errors='replace')
+
 def read_caption(
     path:str|Path, # Caption file
+    root:str|Path|None=None, # The source folder: the caption's real path must lie inside it
 )->str:
-    "The caption in `path`, decoded as UTF-8 and stripped."
-    with open(path, 'rb') as f: raw = f.read()
-    try: s = raw.decode('utf-8-sig')
-    except UnicodeDecodeError:
-        logger.warning(f'{path}: caption is not valid UTF-8; undecodable bytes replaced by U+FFFD')
-        s = raw.decode('utf-8-sig', errors='replace')
+    "The caption in `path`, decoded (see `decode_text`) and stripped; `UnreadableFile` when it may not be read or holds NUL characters."
+    s = decode_text(read_regular(path, root, CAPTION_MAX), path)
+    if '\x00' in s: raise UnreadableFile('nul_text', f'{path}: holds NUL characters (UTF-16 saved without a byte-order mark?); save it as UTF-8')
     return s.strip()
 
 def caption_from_filename(
@@ -159,36 +185,91 @@ def detect_format(
     return 'folder'
 
 # %% ../nbs/04_ingest.ipynb #7dcb87e8
+def shown(
+    path:str|Path, # A path, possibly with a name that is not valid UTF-8
+)->str:
+    "`path` as printable text: itself, or the repr of its bytes when it is not valid UTF-8."
+    s = os.fspath(path)
+    try: s.encode('utf-8')
+    except UnicodeEncodeError: return repr(os.fsencode(s))
+    return s
+
+def left_out(
+    counts:Counter, # Counters to update
+    reason:str, # The counter, also named in the warning
+    where:str|Path, # The file or row
+    why:str, # What is wrong with it
+    found:bool=True, # Also count it as `found` (an image; not a folder)
+):
+    "Count and name something left out before its image is read."
+    counts.update((reason, 'found') if found else (reason,))
+    logger.warning(f'{shown(where)}: {reason}: {why}; left out')
+
+def _enter(d:str, name:str, skip:set, root:str|Path, counts:Counter)->bool:
+    "Whether the walk goes into subfolder `name` of `d`; a bad name or a link out of `root` is counted and named."
+    p = os.path.join(d, name)
+    if name.startswith('.') or os.path.abspath(p) in skip: return False
+    if shown(name) != name: left_out(counts, 'bad_name', p, 'folder name is not valid UTF-8; rename it', found=False); return False
+    if os.path.islink(p) and not is_inside(p, root):
+        left_out(counts, 'outside_root', p, f'a link to {shown(os.path.realpath(p))}, outside {root}', found=False)
+    return True  # a link is never walked into: what it leads to inside `root` is walked under its own name
+
+def _sidecar(p:str, cap:str|None, root:str|Path, counts:Counter)->tuple: # (ok, caption or None)
+    "The caption of image `p` from its sidecar `cap`; a sidecar that may not be read is counted and named."
+    if cap is None: return True, None
+    try: return True, read_caption(cap, root)
+    except UnreadableFile as e:
+        left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'bad_caption', p, f'its caption {e}')
+        return False, None
+
 def folder_candidates(
     src:Path, # Folder to walk
     images_root:Path, # What relative paths are relative to
     caption_exts:tuple=CAPTION_EXTS, # Sidecar extensions, first found wins
     skip:tuple=(), # Directories not to enter (where ingest writes)
+    counts:Counter|None=None, # Gets `found` and `bad_name`, `bad_caption`, `outside_root` for what is left out here
 )->list:
-    "Every image file below `src` with its sidecar caption, in path order."
-    out,skip = [],{os.path.abspath(s) for s in skip}
+    "Every image file below `src` with its sidecar caption, in path order; files that cannot be used are counted and left out."
+    out,skip,counts = [],{os.path.abspath(s) for s in skip},Counter() if counts is None else counts
     for d,dirs,files in os.walk(src):
-        dirs[:] = sorted(x for x in dirs if not x.startswith('.') and os.path.abspath(os.path.join(d, x)) not in skip)
+        dirs[:] = sorted(x for x in dirs if _enter(d, x, skip, src, counts))
         rd,names = rel_posix(d, images_root),set(files)
         prefix = '' if rd == '.' else rd + '/'
         for f in sorted(files):
             stem,ext = os.path.splitext(f)
             if f.startswith('.') or ext.lower() not in IMAGE_EXTS: continue
-            cap = next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None)
             p = os.path.join(d, f)
-            out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, read_caption(cap) if cap else None, p))
+            if shown(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
+            ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
+            if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, p))
     return out
 
 # %% ../nbs/04_ingest.ipynb #db603767
+def csv_text(
+    path:Path, # The file, named in the error
+    raw:bytes, # Its bytes
+)->str:
+    "A CSV's text, decoded by its byte-order mark (UTF-8, UTF-16, UTF-32), else as UTF-8; `ImgprepError` naming the file if that fails."
+    codec,name = next(((c, n) for b,c,n in _BOMS if raw.startswith(b)), ('utf-8', 'UTF-8'))
+    try: return raw.decode(codec)
+    except UnicodeDecodeError as e:
+        raise ImgprepError(f'{path}: not {name} text (byte {raw[e.start]:#04x} at offset {e.start}; Latin-1?); save it as UTF-8') from None
+
 def read_metadata(
     path:Path, # metadata.jsonl, .csv or .parquet
+    root:Path|None=None, # The source folder: the file's real path must lie inside it
 )->list: # One dict per row
-    "The rows of an imagefolder metadata file."
-    if path.suffix == '.jsonl': return [r for _,r in iter_jsonl(path)]
+    "The rows of an imagefolder metadata file (a regular file inside `root`); `ImgprepError` naming it when it cannot be parsed."
+    if path.suffix == '.jsonl':
+        os.close(open_regular(path, root)[0])  # refuses a FIFO or a link out before iter_jsonl opens it
+        return [r for _,r in iter_jsonl(path)]
+    raw = read_regular(path, root)
     if path.suffix == '.csv':
-        with open(path, newline='', encoding='utf-8-sig') as f: return list(csv.DictReader(f))
-    import pyarrow.parquet as pq
-    return pq.read_table(path).to_pylist()
+        try: return list(csv.DictReader(io.StringIO(csv_text(path, raw), newline='')))
+        except csv.Error as e: raise ImgprepError(f'{path}: not a readable CSV file ({e})') from None
+    import pyarrow as pa, pyarrow.parquet as pq
+    try: return pq.read_table(pa.BufferReader(raw)).to_pylist()
+    except (pa.ArrowException, OSError) as e: raise ImgprepError(f'{path}: not a readable Parquet file ({str(e).splitlines()[0]})') from None
 
 def metadata_candidates(
     src:Path, # Folder holding the metadata file
@@ -199,13 +280,13 @@ def metadata_candidates(
     "The images a metadata file names, with their captions; rows naming no file inside `src` are counted and left out."
     meta = next(src/m for m in METADATA_NAMES if (src/m).is_file())
     root,out = os.path.abspath(src),[]
-    for i,row in enumerate(read_metadata(meta), 1):
+    for i,row in enumerate(read_metadata(meta, src), 1):
         fn,where = row.get('file_name'),f'{meta}:{i}'
         p = os.path.normpath(os.path.join(root, fn)) if isinstance(fn, str) and fn.strip() else None
         if p is None or os.path.commonpath([root, p]) != root:
             counts.update(('found', 'bad_path'))
             logger.warning(f'{where}: bad_path: file_name {fn!r} is not a file inside {src}; row left out')
-        elif not os.path.isfile(p):
+        elif not os.path.lexists(p):  # what it is (a FIFO, a link out) is checked when it is opened
             counts.update(('found', 'missing_image'))
             logger.warning(f'{where}: missing_image: {p} does not exist; row left out')
         else:
@@ -237,6 +318,15 @@ def load_saved_dataset(
         ds = ds[name]
     return ds
 
+def _cell_bytes(
+    cell:dict, # An Image cell read with `decode=False`
+    src:Path, # The dataset's folder: a cell's `path` (relative to it) must be a regular file inside it
+)->bytes:
+    "The image bytes a cell holds, or reads from its `path` under the rules of `open_regular`; `UnreadableFile` otherwise."
+    if cell.get('bytes') is not None: return cell['bytes']
+    if not isinstance(cell.get('path'), str): raise UnreadableFile('missing', 'an image cell with neither bytes nor a path')
+    return read_regular(src/cell['path'], src)
+
 def dataset_candidates(
     src:Path, # Directory written by `save_to_disk`
     images_root:Path, # Images are written under `images_root/ingested_images`
@@ -254,8 +344,11 @@ def dataset_candidates(
     out,d = [],images_root/DATASET_IMAGES
     for i,row in enumerate(ds):
         v,where = row[col] or {},f'{src}[{i}]'
+        try: data = _cell_bytes(v, src)
+        except UnreadableFile as e:
+            left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')
+            continue
         try:
-            data = v['bytes'] if v.get('bytes') is not None else Path(v['path']).read_bytes()
             with Image.open(io.BytesIO(data)) as im: ext = FORMAT_EXTS.get(im.format, f'.{(im.format or "img").lower()}')
         except Exception as e:
             counts.update(('found', 'corrupt_image'))
@@ -298,7 +391,7 @@ def assign_splits(
 # %% ../nbs/04_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'long_caption', 'empty_caption', 'caption_from_filename',
-            'new_images', 'reused_images', 'stage2_kept', 'changed_image')
+            'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name')
 
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
@@ -316,27 +409,28 @@ CHUNK = 64 # Images per task sent to a worker process
 def _inspect_chunk(
     paths:list, # Image files
     decode:bool, # As in `inspect_image`
+    root:str|None=None, # As in `inspect_image`
 )->list: # Per path: the info dict, or the `ImageError`
-    "`inspect_image` of each path, with errors returned rather than raised (what a worker process runs)."
+    "`inspect_image` of each path, with errors returned rather than raised (what a worker process runs); running out of memory is raised."
     out = []
     for p in paths:
-        try: out.append(inspect_image(p, decode))
+        try: out.append(inspect_image(p, decode, root))
         except ImageError as e: out.append(e)
     return out
 
-def _infos(paths:list, decode:bool, workers:int)->Iterator:
+def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
     "The result of `_inspect_chunk` for each path, in order, read here or by `workers` forked processes."
     if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
-        for p in paths: yield from _inspect_chunk([p], decode)
+        for p in paths: yield from _inspect_chunk([p], decode, root)
         return
     ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
     try:
-        for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode)): yield from res
+        for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode), repeat(root)): yield from res
     finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
 
-def _inspected(cands:list, decode:bool, workers:int)->Iterator:
+def _inspected(cands:list, decode:bool, workers:int, root:str|None=None)->Iterator:
     "`(candidate, info or ImageError)` in order; with `workers` > 1, worker processes read, hash and parse the files."
-    return zip(cands, _infos([str(c.path) for c in cands], decode, workers))
+    return zip(cands, _infos([str(c.path) for c in cands], decode, workers, root))
 
 def check_candidates(
     cands:list, # `Candidate`s
@@ -346,6 +440,7 @@ def check_candidates(
     decode:bool=False, # Decode every image fully
     progress_every:int=1000, # Progress line to stderr every this many images (0: never)
     workers:int=2, # Processes reading images (1: this process)
+    root:str|Path|None=None, # The source folder: an image whose real path lies outside it is counted `outside_root`, unread
 )->list: # Stage 1 records without `split`, in path order
     "Read each candidate's header and bytes and keep the usable ones as records."
     seen,recs,todo = {},[],[]
@@ -355,8 +450,12 @@ def check_candidates(
     caps = dict((id(c), cap) for c,cap in todo)
     progress = Progress(progress_every, lambda: f'progress: {progress.n} images read, {len(recs)} kept',
                         lambda s: print(s, file=sys.stderr, flush=True))
-    for c,info in _inspected([c for c,_ in todo], decode, workers):
+    for c,info in _inspected([c for c,_ in todo], decode, workers, None if root is None else str(root)):
         progress.tick()
+        if isinstance(info, OutsideRoot):
+            counts['outside_root'] += 1
+            logger.warning(f'{c.where}: outside_root: {info}; left out')
+            continue
         if isinstance(info, ImageError):
             counts['corrupt_image'] += 1
             logger.warning(f'{c.where}: corrupt_image: {info}; left out')
@@ -418,6 +517,65 @@ def _unique_ids(recs:list, counts:Counter)->list:
     return out
 
 # %% ../nbs/04_ingest.ipynb #eebf89fe
+INGEST_NOTE = '.ingest.json' # Suffix of the file beside the output that records its images root
+FIRST_LINE_MAX = 16 << 20 # Most bytes of an existing output read to see whether ingest wrote it
+
+def note_path(
+    output:str|Path, # The output JSONL
+)->Path:
+    "The file beside `output` recording its images root (read by `imgprep.stage2.recorded_images_root`)."
+    return Path(output).with_name(Path(output).name + INGEST_NOTE)
+
+def is_ingest_output(
+    path:str|Path, # An existing file
+)->bool:
+    "True when `path` is a JSONL ingest may have written (Stage 1, or Stage 2 after migration): its first line is a record with `image_id` and `image_path`."
+    try: fd,_ = open_regular(path)
+    except UnreadableFile: return False
+    with os.fdopen(fd, 'rb') as f: line = f.readline(FIRST_LINE_MAX)
+    try: rec = json.loads(line)
+    except ValueError: return False
+    return isinstance(rec, dict) and isinstance(rec.get('image_id'), str) and isinstance(rec.get('image_path'), str)
+
+def check_output(
+    output:Path, # The output JSONL
+    src:Path, # The source folder
+):
+    "Refuse an `output` that exists and is not an earlier ingest output: a source photo, the source's metadata file, any other file."
+    if not os.path.lexists(output): return
+    meta = output.parent.resolve() == src.resolve() and output.name in METADATA_NAMES
+    if meta or not is_ingest_output(output):
+        raise ImgprepError(f'--output {output} exists and is not an imgprep_ingest output; ingest replaces no other file: choose another --output')
+
+def write_note(
+    output:Path, # The output JSONL
+    images_root:Path, # Its images root
+)->Path:
+    "Record `images_root`, absolute, beside `output` (atomically, and only when it changes), so Stage 2 finds the images by itself."
+    p,data = note_path(output),(json.dumps({'images_root': os.path.abspath(images_root)}) + '\n').encode('ascii')  # escapes survive any folder name
+    try: same = read_regular(p, max_bytes=len(data)) == data
+    except UnreadableFile: same = False
+    if not same: atomic_write_bytes(p, data)
+    return p
+
+def nothing_found(
+    src:Path, # The source folder
+    fmt:str, # Its form
+)->str:
+    "The sentence said when `src` gives no image at all."
+    if fmt == 'folder': return f'no images were found in {src}: ingest looks for files ending in {" ".join(IMAGE_EXTS)} (any case), skipping hidden files and folders'
+    return f'no images were found in {src}: its {"metadata file" if fmt == "metadata" else "dataset"} names none'
+
+def _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side):
+    "Refuse unusable flag values, naming the flag."
+    if input_format not in INPUT_FORMATS: raise ImgprepError(f'--input-format {input_format!r}: choose from {", ".join(INPUT_FORMATS)}')
+    if missing_caption not in MISSING_CAPTION: raise ImgprepError(f'--missing-caption {missing_caption!r}: choose from {", ".join(MISSING_CAPTION)}')
+    if val_count is not None and val_fraction is not None: raise ImgprepError('give --val-count or --val-fraction, not both')
+    if val_count is not None and val_count < 0: raise ImgprepError(f'--val-count {val_count}: must be 0 or more')
+    if val_fraction is not None and not 0 <= val_fraction < 1: raise ImgprepError(f'--val-fraction {val_fraction}: must be in [0, 1)')
+    if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
+    if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
+
 def ingest(
     src:str|Path, # A folder of images with sidecar captions, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
     output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write
@@ -438,42 +596,40 @@ def ingest(
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     src,output = Path(src),Path(output)
-    if input_format not in INPUT_FORMATS: raise ImgprepError(f'--input-format {input_format!r}: choose from {", ".join(INPUT_FORMATS)}')
-    if missing_caption not in MISSING_CAPTION: raise ImgprepError(f'--missing-caption {missing_caption!r}: choose from {", ".join(MISSING_CAPTION)}')
-    if val_count is not None and val_fraction is not None: raise ImgprepError('give --val-count or --val-fraction, not both')
-    if val_count is not None and val_count < 0: raise ImgprepError(f'--val-count {val_count}: must be 0 or more')
-    if val_fraction is not None and not 0 <= val_fraction < 1: raise ImgprepError(f'--val-fraction {val_fraction}: must be in [0, 1)')
-    if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
-    if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
+    _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side)
     if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
     fmt = detect_format(src) if input_format == 'auto' else input_format
     root = Path(images_root) if images_root is not None else (output.parent if fmt == 'dataset' else src)
     if fmt != 'dataset' and not root.is_dir(): raise FileNotFoundError(f'{root}: --images-root does not exist')
     if fmt != 'dataset' and os.path.commonpath([os.path.abspath(root), os.path.abspath(src)]) != os.path.abspath(root):
         raise ImgprepError(f'{src} is not inside --images-root {root}; image paths must be relative to it')
-    counts = Counter(dict.fromkeys(COUNTERS, 0))
-    if fmt == 'folder': cands = folder_candidates(src, root, tuple(caption_exts), skip=(root/DATASET_IMAGES,))
-    elif fmt == 'metadata': cands = metadata_candidates(src, root, caption_column, counts)
-    else: cands = dataset_candidates(src, root, caption_column, image_column, dataset_split, counts)
-    tokenizer = load_tokenizer(t5_model) if cands else None
-    recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers), counts)
-    _flag_long(recs, tokenizer, counts)
-    prev = previous_records(output)
-    splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
-                           {k: r.get('split') for k,r in prev.items()})
-    for r in recs: r['split'] = splits[r['image_id']]
-    out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
-    _flag_changed(recs, prev, counts)
-    counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
-    data = b''.join(dumps_record(r) for r in out)
-    unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
-    if not unchanged and recs:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(output, data)
-    counts.update(written=len(recs), val=sum(s == 'val' for s in splits.values()))
-    counts['train'] = len(recs) - counts['val']
-    return {**counts, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
-            'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': fmt}
+    check_output(output, src)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder
+        counts = Counter(dict.fromkeys(COUNTERS, 0))
+        if fmt == 'folder': cands = folder_candidates(src, root, tuple(caption_exts), skip=(root/DATASET_IMAGES,), counts=counts)
+        elif fmt == 'metadata': cands = metadata_candidates(src, root, caption_column, counts)
+        else: cands = dataset_candidates(src, root, caption_column, image_column, dataset_split, counts)
+        tokenizer = load_tokenizer(t5_model) if cands else None
+        recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers,
+                                            root if fmt == 'dataset' else src), counts)
+        if not counts['found']: logger.warning(nothing_found(src, fmt))
+        _flag_long(recs, tokenizer, counts)
+        prev = previous_records(output)
+        splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
+                               {k: r.get('split') for k,r in prev.items()})
+        for r in recs: r['split'] = splits[r['image_id']]
+        out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
+        _flag_changed(recs, prev, counts)
+        counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
+        data = b''.join(dumps_record(r) for r in out)
+        unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
+        if not unchanged and recs: atomic_write_bytes(output, data)
+        if recs: write_note(output, root)
+        counts.update(written=len(recs), val=sum(s == 'val' for s in splits.values()))
+        counts['train'] = len(recs) - counts['val']
+        return {**counts, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
+                'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': fmt}
 
 # %% ../nbs/04_ingest.ipynb #b87865ff
 def default_images_root(
