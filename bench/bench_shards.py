@@ -14,8 +14,12 @@ import numpy as np
 import orjson
 import webdataset as wds
 
-from imgprep.core import Stage2Layout, dumps_record, iter_jsonl, load_npy, safe_keys
-from imgprep.shards import (ShardFile, TarStream, add_sample, mask_npy, sample_json, scan_stage2, write_shards, NPY_MEMBERS)
+from imgprep.core import dumps_record, iter_jsonl, load_npy, safe_keys
+from imgprep.kinds import DEFAULT_KINDS, Stage2Layout, kind_of
+from imgprep.shards import (ShardFile, TarStream, add_sample, mask_npy, sample_json, scan_stage2, write_shards)
+
+NPY_MEMBERS = {k: f'{kind_of(k).member}.npy' for k in DEFAULT_KINDS} # kind -> tar member of its array (the default tree's kinds)
+MASKS = {kind_of(k).mask: f'{kind_of(k).mask_member}.npy' for k in DEFAULT_KINDS if kind_of(k).mask} # record field -> tar member
 from imgprep.loader import bucket_dataset
 import imgprep.shards as S
 from imgprep.testing import make_stage2
@@ -103,7 +107,7 @@ def gnu_tar_fsync(out, listfile, base):
 def wds_tarwriter(out, samples, keys, lay):
     with wds.TarWriter(str(out), encoder=False, mtime=0) as tw:
         for s in samples:
-            sample = {'__key__': keys[s.image_id], 'json': sample_json(s.record), 't5m.npy': mask_npy(s.record['t5_attention_mask'])}
+            sample = {'__key__': keys[s.image_id], 'json': sample_json(s.record), **{ext: mask_npy(s.record[f]) for f,ext in MASKS.items()}}
             for k,ext in NPY_MEMBERS.items():
                 with open(lay.npy_path(k, s.image_id), 'rb') as f: sample[ext] = f.read()
             tw.write(sample)
@@ -137,7 +141,7 @@ def read_loose(lay):
     n = 0
     for _,rec in iter_jsonl(lay.jsonl):
         arrs = [load_npy(lay.npy_path(k, rec['image_id'])) for k in NPY_MEMBERS]
-        mask = np.array(rec['t5_attention_mask'], np.uint8)
+        masks = [np.array(rec[f], np.uint8) for f in MASKS]
         n += 1
     return n
 

@@ -14,18 +14,19 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import (ImgprepError, T5_MASK_LEN, UnreadableFile, check_embedding, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli,
-                          safe_key)
+from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli, safe_key
+from .kinds import DEFAULT_KINDS, KINDS, kind_of
 from .buckets import cover_crop_box, parse_bucket
-from .format import (ARRAYS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, existing_shards, load_npy_bytes, mask_problem,
+from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_problem,
                             record_problem)
 
 BLOCK = 512 # tar block
 
 # %% auto #0
-__all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'decode_sample', 'tar_members', 'tar_samples', 'latent_size',
-           'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'training_latents',
-           'bucket_dataset', 'sample_problems', 'verify_shard', 'verify_shards', 'verify_parser', 'verify_main']
+__all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'tar_members',
+           'tar_samples', 'latent_kinds', 'latent_size', 'fit_latent', 'BucketLatents', 'collate', 'bucket_batches',
+           'shard_encoders', 'shard_kinds', 'training_latents', 'bucket_dataset', 'verify_shard', 'verify_shards',
+           'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
 def shard_urls(
@@ -40,23 +41,70 @@ def shard_urls(
 
 # %% ../nbs/08_loader.ipynb #46583013
 class BadSample(ImgprepError, ValueError):
-    "A shard sample that lacks a member, or whose `.json` or arrays cannot be read."
+    "A shard sample that lacks a member, breaks a rule of `sample_problems`, or whose `.json` or arrays cannot be read."
+
+def arrays(
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds
+)->tuple: # Member names without `.npy`, in sample order
+    "The arrays of a decoded sample or batch: each kind's member and its mask's (`('dinov3', 'vae', 't5h', 't5m')` for the default kinds)."
+    return tuple(m[:-len('.npy')] for m in members(kinds)[1:])
+
+_FIX = 'the shard is damaged; run imgprep_verify_shards on its directory, then remake it with imgprep_shard --overwrite'
+
+def _mask_member(s:dict, k, settings:dict|None)->tuple:
+    "(mask as a list, problem): a mask member must be a uint8 vector of the kind's mask length."
+    ext,n = f'{k.mask_member}.npy',mask_length(k, settings)
+    try: m = load_npy_bytes(s[ext])
+    except ValueError as e: return None, f'.{ext} unreadable ({e})'
+    if m.dtype == np.uint8 and m.ndim == 1 and n in (None, len(m)): return m.tolist(), None
+    return None, f".{ext} is {m.dtype} {m.shape}, expected uint8 ({n or 'L'},)"
+
+def sample_problems(
+    s:dict, # Raw webdataset sample
+    bucket:str|None, # Bucket of the shard it came from (None: not checked)
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
+    encoders:dict|None=None, # How the arrays were made (`shard_encoders`; None: not recorded)
+)->list: # [(reason from `format.REASONS`, message)], empty when nothing is wrong
+    "Check one raw sample: its members, the record rules of `format.record_problem`, its key and bucket, each array (`format.npy_problem`) and mask."
+    have,want = {k for k in s if not k.startswith('__')},members(kinds)
+    if have != set(want): return [('bad_members', f'members {sorted(have)}, expected {list(want)}')]
+    try: meta = json.loads(s['json'])
+    except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')]
+    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')]
+    masks,bad_masks = {},[]
+    for k in (k for k in map(kind_of, kinds) if k.mask):
+        masks[k.mask],why = _mask_member(s, k, kind_settings(encoders, k))
+        if why: bad_masks.append(('bad_mask', why)); masks[k.mask] = [1]*(mask_length(k, kind_settings(encoders, k)) or 1)  # said once, not again below
+    rp = record_problem({**meta, **masks}, kinds=kinds, encoders=encoders)
+    # an array's shape follows its record only when the record is sound: a bad bucket or size says nothing about it (and is never allocated)
+    out = [(f'bad_{k.name}', f'.{k.member}.npy {why}') for k in map(kind_of, kinds)
+           if (why := npy_problem(k, s[f'{k.member}.npy'], None if rp else meta, kind_settings(encoders, k)))]
+    out += bad_masks + ([rp] if rp else [])
+    if bucket is not None and meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
+    try: key = safe_key(meta.get('image_id'))
+    except ValueError: key = s['__key__']  # a bad image_id is named above
+    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
+    return out
 
 def decode_sample(
     sample:dict, # Raw webdataset sample: `__key__` plus bytes per member
-)->dict: # `__key__`, `json` (dict), `bucket`, and the arrays `dinov3`, `vae`, `t5h`, `t5m`
-    "Decode the five members of one of our samples; raise `BadSample` naming the shard and key when one is missing or unreadable."
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
+    encoders:dict|None=None, # How its arrays were made (`shard_encoders`): the lengths and crops their shapes must have
+)->dict: # `__key__`, `json` (dict), `bucket`, and one array per member (`arrays(kinds)`)
+    "Check one of our samples with `sample_problems` and decode it; raise `BadSample` naming the shard, key and problem otherwise."
     where = f"{sample.get('__url__', '<no shard>')}: sample {sample.get('__key__')!r}"
-    fix = 'the shard is damaged; run imgprep_verify_shards on its directory, then remake it with imgprep_shard --overwrite'
-    if missing := [m for m in MEMBERS if m not in sample]:
+    if missing := [m for m in members(kinds) if m not in sample]:
         raise BadSample(f"{where}: no {', '.join('.' + m for m in missing)} member (it has "
-                        f"{', '.join('.' + k for k in sample if not k.startswith('__')) or 'none'}); {fix}")
+                        f"{', '.join('.' + k for k in sample if not k.startswith('__')) or 'none'}); {_FIX}")
     try:
         meta = json.loads(sample['json'])
         if not isinstance(meta, dict) or not isinstance(meta.get('aspect_bucket'), str): raise ValueError('.json has no aspect_bucket')
-        return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
-                **{a: load_npy_bytes(sample[f'{a}.npy']) for a in ARRAYS}}
-    except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {fix}') from None
+    except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
+    if probs := sample_problems(sample, None, kinds, encoders):
+        raise BadSample(f'{where}: {probs[0][0]}: {probs[0][1]}' + (f' (and {len(probs)-1} more)' if len(probs) > 1 else '') + f'; {_FIX}')
+    try: return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
+                 **{a: load_npy_bytes(sample[f'{a}.npy']) for a in arrays(kinds)}}
+    except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
 
 # %% ../nbs/08_loader.ipynb #66e4288f
 def _tar_int(field:bytes)->int:
@@ -111,17 +159,26 @@ def tar_samples(
         if cur is not None: yield cur
 
 # %% ../nbs/08_loader.ipynb #59cc77ba
-def latent_size(bucket:str)->tuple:
-    "The (height, width) of a bucket's VAE latent: the bucket's sides divided by 8."
+def latent_kinds()->tuple:
+    "The registered kinds whose arrays follow the image's sides (`Kind.spatial`): the latents."
+    return tuple(k.name for k in KINDS.values() if k.spatial)
+
+def latent_size(
+    bucket:str, # An aspect bucket, such as '1216x832'
+    spatial:int|None=None, # Pixels per latent cell (default: the latent kind's, `Kind.spatial`)
+)->tuple:
+    "The (height, width) of a bucket's latent: the bucket's sides divided by the latent's pixels per cell."
+    s = spatial or kind_of(latent_kinds()[0]).spatial
     w,h = parse_bucket(bucket)
-    return h//8, w//8
+    return h//s, w//s
 
 def fit_latent(
     lat:np.ndarray, # (C, h, w) latent, as stored
     bucket:str, # Its aspect bucket, such as '1216x832'
+    spatial:int|None=None, # Pixels per latent cell (`latent_size`)
 )->tuple: # ((C, *latent_size(bucket)) latent of the same dtype, whether it was resampled)
     "`lat` in its bucket's latent shape: as stored when it has it, else cover-cropped to the bucket's aspect ratio and resampled."
-    H,W = latent_size(bucket)
+    H,W = latent_size(bucket, spatial)
     h,w = lat.shape[-2:]
     if (h, w) == (H, W): return lat, False
     x0,y0,x1,y1 = (round(v) for v in cover_crop_box(w, h, (W, H)))
@@ -135,15 +192,21 @@ class BucketLatents:
     def __init__(self): self.resampled,self.warned = 0,False
 
     def __call__(self, s:dict)->dict:
-        lat,resampled = fit_latent(s['vae'], s['bucket'])
+        for k in map(kind_of, latent_kinds()):
+            if k.member in s: s = self.fit(s, k.member, k.spatial)
+        return s
+
+    def fit(self, s:dict, member:str, spatial:int)->dict:
+        "`s` with its `member` latent in its bucket's shape."
+        lat,resampled = fit_latent(s[member], s['bucket'], spatial)
         if not resampled: return s
         self.resampled += 1
         if not self.warned:
             self.warned = True
-            logger.warning(f"{s['__key__']}: a latent of shape {tuple(s['vae'].shape)} (encoded at the original resolution) was cover-cropped "
-                           f"and resampled to its bucket's {latent_size(s['bucket'])}; resampled latents are not the latents of resized images. "
+            logger.warning(f"{s['__key__']}: a latent of shape {tuple(s[member].shape)} (encoded at the original resolution) was cover-cropped "
+                           f"and resampled to its bucket's {latent_size(s['bucket'], spatial)}; resampled latents are not the latents of resized images. "
                            'Encode with imgprep_stage2 --vae-resolution bucket to avoid it (warned once; `.resampled` counts them)')
-        return {**s, 'vae': lat}
+        return {**s, member: lat}
 
 def _stack(arrs:list, what:str)->np.ndarray:
     shapes = {a.shape for a in arrs}
@@ -158,7 +221,8 @@ def collate(
     bucket = samples[0]['bucket']
     if any(s['bucket'] != bucket for s in samples): raise ValueError(f'a batch mixes buckets: {sorted({s["bucket"] for s in samples})}')
     batch = {'__key__': [s['__key__'] for s in samples], 'json': [s['json'] for s in samples], 'bucket': bucket}
-    for a in ARRAYS: batch[a] = _stack([s[a] for s in samples], a)
+    for a,v in samples[0].items():
+        if isinstance(v, np.ndarray): batch[a] = _stack([s[a] for s in samples], a)
     return _to_torch(batch) if as_torch else batch
 
 def _tensor(v):
@@ -203,13 +267,26 @@ def shard_encoders(
                                    'scaling made these arrays is unknown; check them yourself, or remake the shards')
     return enc
 
+def shard_kinds(
+    d:str|Path, # Output directory of `imgprep_shard`
+)->tuple: # Kind names
+    "The kinds whose arrays the shard set's samples hold: its manifest's `kinds` (or, from an older manifest, the kinds of its `members`)."
+    try: m = json.loads(read_regular(Path(d)/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES))
+    except (UnreadableFile, ValueError): return DEFAULT_KINDS  # `shard_encoders` and `imgprep_verify_shards` say what is wrong
+    listed = m.get('kinds') if isinstance(m, dict) else None
+    if isinstance(listed, list) and listed: return tuple(kind_of(k).name for k in listed)
+    have = set(m.get('members') or ()) if isinstance(m, dict) else set()
+    return tuple(k for k,v in KINDS.items() if f'{v.member}.npy' in have) or DEFAULT_KINDS
+
 def training_latents(
     lat:np.ndarray|torch.Tensor, # Raw latents as stored (any shape), float16
     encoders:dict, # From `shard_encoders` (or a Stage 2 `encoders.json`)
+    kind:str|None=None, # The latent kind (default: the registered one whose arrays follow the image, `latent_kinds`)
 )->np.ndarray|torch.Tensor: # float32
     "`(lat - shift_factor) * scaling_factor` in float32, with the factors Stage 2 recorded."
-    vae = ((encoders or {}).get('kinds') or {}).get('vae')
-    if not vae: raise ImgprepError('no VAE record in these encoders: the latent shift and scaling are unknown')
+    kind = kind or latent_kinds()[0]
+    vae = kind_settings(encoders, kind)
+    if not vae: raise ImgprepError(f'no {kind} record in these encoders: the latent shift and scaling are unknown')
     x = lat.float() if isinstance(lat, torch.Tensor) else np.asarray(lat, np.float32)
     if vae.get('scaling_applied'): return x
     return (x - (vae.get('shift_factor') or 0.0)) * vae['scaling_factor']
@@ -226,44 +303,18 @@ def bucket_dataset(
     seed:int|None=None, # Seed of both shuffles
     nodesplitter=wds.single_node_only, # webdataset's split between machines
     workersplitter=wds.split_by_worker, # webdataset's split between DataLoader workers
-)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`) and `.latents` (the `BucketLatents` stage and its count)
+)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`) and `.latents` (the `BucketLatents` stage and its count)
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
-    latents = BucketLatents()
-    stages = [wds.SimpleShardList(shard_urls(d, bucket), seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              tar_samples, wds.map(decode_sample), wds.map(latents)]
+    latents,urls = BucketLatents(),shard_urls(d, bucket)
+    encoders,kinds = shard_encoders(d),shard_kinds(d)
+    stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
+              tar_samples, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents)]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
     if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch))
     elif as_torch: stages.append(wds.map(_to_torch))
     ds = wds.DataPipeline(*[s for s in stages if s is not None])
-    ds.encoders,ds.latents = shard_encoders(d),latents
+    ds.encoders,ds.kinds,ds.latents = encoders,kinds,latents
     return ds
-
-# %% ../nbs/08_loader.ipynb #1c185c4f
-def sample_problems(
-    s:dict, # Raw webdataset sample
-    bucket:str, # Bucket of the shard it came from
-)->list: # [(reason from `format.REASONS`, message)], empty when nothing is wrong
-    "Check one raw sample: its members, the record rules of `format.record_problem`, its key and bucket, array shapes, dtypes and values."
-    have = {k for k in s if not k.startswith('__')}
-    if have != set(MEMBERS): return [('bad_members', f'members {sorted(have)}, expected {list(MEMBERS)}')]
-    try: meta = json.loads(s['json'])
-    except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')]
-    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')]
-    out = []
-    for kind,ext in NPY_MEMBERS.items():
-        try: why = check_embedding(kind, load_npy_bytes(s[ext]))
-        except ValueError as e: why = f'unreadable ({e})'
-        if why: out.append((f'bad_{kind}', f'.{ext} {why}'))
-    try: m = load_npy_bytes(s['t5m.npy'])
-    except ValueError as e: m,why = None,f'.t5m.npy unreadable ({e})'
-    else: why = None if m.dtype == np.uint8 and m.shape == (T5_MASK_LEN,) else f'.t5m.npy is {m.dtype} {m.shape}, expected uint8 ({T5_MASK_LEN},)'
-    if why: out.append(('bad_mask', why))
-    if rp := record_problem({**meta, 't5_attention_mask': [1]*T5_MASK_LEN if why else m.tolist()}): out.append(rp)
-    if meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
-    try: key = safe_key(meta.get('image_id'))
-    except ValueError: key = s['__key__']  # a bad image_id is named above
-    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
-    return out
 
 # %% ../nbs/08_loader.ipynb #2d12ca23
 _ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
@@ -282,10 +333,19 @@ def _read_manifest(d:Path, problem)->dict|None:
             return None
     return {e['path']: e for e in m['shards']}
 
+def _manifest_encoders(d:Path)->dict|None:
+    "The manifest's `encoders`, or None when it has none or cannot be read (a problem `_read_manifest` counts)."
+    try: m = json.loads(read_regular(d/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES))
+    except (UnreadableFile, ValueError): return None
+    enc = m.get('encoders') if isinstance(m, dict) else None
+    return enc if isinstance(enc, dict) else None
+
 def verify_shard(
     path:Path, # A shard
     problem, # Called with each problem's description
     keys:Counter, # Keys seen so far (updated)
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
+    encoders:dict|None=None, # How its arrays were made (the manifest's `encoders`)
 )->int: # Samples read
     "Read one shard with webdataset and check every sample."
     bucket,n = path.parent.name[len('bucket_'):],0
@@ -293,7 +353,7 @@ def verify_shard(
         for s in wds.WebDataset(str(path), shardshuffle=False, empty_check=False, nodesplitter=None, workersplitter=None):
             n += 1
             keys[s['__key__']] += 1
-            for reason,why in sample_problems(s, bucket): problem(f"{path.parent.name}/{path.name}: {s['__key__']}: {reason}: {why}")
+            for reason,why in sample_problems(s, bucket, kinds, encoders): problem(f"{path.parent.name}/{path.name}: {s['__key__']}: {reason}: {why}")
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 
@@ -312,6 +372,7 @@ def verify_shards(
         problems.append(msg)
         if len(problems) <= max_warnings: logger.warning(msg)
     listed = _read_manifest(d, problem)  # None: its problem is counted once, and the shards are checked on their contents alone
+    kinds,encoders = shard_kinds(d),_manifest_encoders(d)
     for rel in sorted(set(listed or {}) - set(found)): problem(f'{rel}: listed in {MANIFEST_NAME} but missing')
     keys,samples = Counter(),0
     for rel,p in sorted(found.items()):
@@ -320,7 +381,7 @@ def verify_shards(
         except UnreadableFile as err: problem(f'{err}; not read'); continue
         if listed is not None and e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
         elif e is not None and (p.stat().st_size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
-        n = verify_shard(p, problem, keys)
+        n = verify_shard(p, problem, keys, kinds, encoders)
         if e is not None and n != e['samples']: problem(f"{rel}: {n} samples, {MANIFEST_NAME} says {e['samples']}")
         samples += n
     for k,c in keys.items():

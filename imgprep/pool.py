@@ -8,6 +8,7 @@ import json, os, queue, signal, time
 from typing import Callable, Iterable, Iterator
 
 from .core import ImgprepError, logger
+from .kinds import KINDS, register_kind
 
 # %% auto #0
 __all__ = ['FAULT_ENV', 'one_line', 'task_key', 'InlineWorker', 'WorkerPool', 'Echo', 'worker_devices']
@@ -65,8 +66,10 @@ def _stall(parent:int):
     while os.getppid() == parent: time.sleep(0.05)
     os._exit(1)
 
-def _worker(rank:int, device:str, spec, threads:int, tasks, results):
-    "Body of one worker process: load, report ready, do tasks from `tasks` until None."
+def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple=()):
+    "Body of one worker process: register the parent's kinds it lacks, load, report ready, do tasks from `tasks` until None."
+    for k in kinds:  # a kind the parent registered at run time is unknown to a fresh interpreter
+        if k.name not in KINDS: register_kind(k)
     import multiprocessing, torch
     # A daemon process may not start processes, but a worker's image decoders are processes of its own: they watch their
     # parent and stop with it, which is all the daemon flag would promise.
@@ -105,7 +108,7 @@ class WorkerPool:
         import torch.multiprocessing
         ctx = torch.multiprocessing.get_context('spawn')
         self.tasks,self.results = ctx.Queue(),ctx.Queue()
-        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results), daemon=True)
+        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results, tuple(KINDS.values())), daemon=True)
                       for r,d in enumerate(self.devices)]
         self.doing,self.dead_since,self.keys = {r: 'loading' for r in range(len(self.procs))},None,{}
         try:

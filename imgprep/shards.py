@@ -15,18 +15,19 @@ import numpy as np
 import orjson
 
 from . import __version__
-from .core import (EMBEDDING_DIRS, T5_MASK_LEN, ImageIdError, ImgprepError, Progress, Stage2Layout, UnreadableFile, atomic_write_bytes,
-                          atomic_write_json, check_embedding, dumps_record, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
+from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir,
+                          iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
+from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .buckets import bucket_name, parse_bucket
-from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, MEMBERS, NPY_MEMBERS, count_nonfinite, crop_multiple, existing_shards, mask_problem,
-                            npy_header, npy_header_len, npy_problem, record_problem)
+from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, count_nonfinite, existing_shards, kind_settings, mask_problem, members,
+                            npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
 
 # %% auto #0
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
-           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'not_ready', 'Sample', 'Scan', 'scan_stage2',
-           'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'add_sample', 'run_flags',
-           'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run', 'tidy_output',
-           'check_existing', 'resumable', 'stage2_encoders', 'write_shards', 'shard_parser', 'main']
+           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
+           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
+           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run',
+           'tidy_output', 'check_existing', 'resumable', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #a75714aa
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -62,15 +63,17 @@ def _npy_bytes(arr:np.ndarray)->bytes:
     f = io.BytesIO(); np.save(f, arr, allow_pickle=False)
     return f.getvalue()
 
-_MASK_HEADER = _npy_bytes(np.zeros(T5_MASK_LEN, np.uint8))[:-T5_MASK_LEN]
+@lru_cache(maxsize=64)
+def _mask_header(n:int)->bytes: return _npy_bytes(np.zeros(n, np.uint8))[:-n or None]
 
 def mask_npy(mask:list)->bytes:
-    "The `.t5m.npy` member: a checked 77-long 0/1 mask as a uint8 `.npy`."
-    return _MASK_HEADER + bytes(mask)
+    "A mask member (`.t5m.npy`, `.t5xxlm.npy`): a checked list of 0s and 1s as a uint8 `.npy`."
+    return _mask_header(len(mask)) + bytes(mask)
 
 def sample_json(rec:dict)->bytes:
-    "The `.json` member: the Stage 2 record without `t5_attention_mask`, compact UTF-8."
-    return json.dumps({k:v for k,v in rec.items() if k != 't5_attention_mask'}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
+    "The `.json` member: the Stage 2 record without the masks of the registered kinds, compact UTF-8."
+    masks = {k.mask for k in KINDS.values() if k.mask}
+    return json.dumps({k:v for k,v in rec.items() if k not in masks}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
 # %% ../nbs/07_shards.ipynb #5d7d98b5
 def _write_all(fd:int, mv:memoryview):
@@ -176,14 +179,24 @@ class ShardFile:
         self.tmp.unlink(missing_ok=True)
 
 # %% ../nbs/07_shards.ipynb #aa841102
+def stage2_encoders(
+    layout:Stage2Layout,
+)->dict|None:
+    "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
+    p = layout.base/ENCODERS_NAME
+    try: return orjson.loads(p.read_bytes())
+    except FileNotFoundError: return None
+    except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_stage2 on the tree to rewrite it') from None
+
 def not_ready(
     rec:dict, # A Stage 2 record
-    existing:dict, # kind -> set of image_ids with a `.npy` of that kind
+    existing:dict, # kind -> set of image_ids with a `.npy` of that kind (the tree's kinds)
+    encoders:dict|None=None, # The tree's `encoders.json`, for the masks' lengths
 )->tuple|None: # (reason, message) or None when ready
     "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
-    if why := record_problem(rec): return why
+    if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
     for kind,ids in existing.items():
-        if rec['image_id'] not in ids: return f'missing_{kind}', f'no {EMBEDDING_DIRS[kind]}/{rec["image_id"]}.npy'
+        if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
 
 # %% ../nbs/07_shards.ipynb #e8291fdb
 MAX_WARNINGS = 20
@@ -202,6 +215,7 @@ class Scan:
     samples: list # Ready samples, in JSONL order
     counts: dict # total_records, ready_records, skipped_incomplete
     reasons: Counter = field(default_factory=Counter) # reason -> records skipped for it (malformed_line included)
+    kinds: tuple = DEFAULT_KINDS # The tree's kinds: a sample's members
 
 def scan_stage2(
     jsonl:str|Path, # Stage 2 metadata JSONL
@@ -209,14 +223,15 @@ def scan_stage2(
     progress_every:int=500, # Print a progress line every this many ready records (0: never)
 )->Scan:
     "Read the Stage 2 JSONL once and split it into ready samples and counted, skipped records."
-    existing = {k: layout.existing_ids(k) for k in EMBEDDING_DIRS}
+    encoders = stage2_encoders(layout)
+    existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
     for k,ids in existing.items():
         if not ids: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
     for line,rec in iter_jsonl(jsonl, bad):
-        if (why := not_ready(rec, existing)) is None and rec['image_id'] in seen:
+        if (why := not_ready(rec, existing, encoders)) is None and rec['image_id'] in seen:
             why = 'duplicate_image_id', f"image_id {rec['image_id']!r} is already used by line {seen[rec['image_id']]}"
         if why:
             reasons[why[0]] += 1
@@ -228,7 +243,7 @@ def scan_stage2(
     if bad['malformed_lines']: reasons['malformed_line'] = bad['malformed_lines']
     skipped = sum(reasons.values())
     if skipped: logger.warning(f'{jsonl}: skipped {skipped} records: ' + ', '.join(f'{k}={v}' for k,v in reasons.most_common()))
-    return Scan(samples, dict(total_records=len(samples)+skipped, ready_records=len(samples), skipped_incomplete=skipped), reasons)
+    return Scan(samples, dict(total_records=len(samples)+skipped, ready_records=len(samples), skipped_incomplete=skipped), reasons, tuple(existing))
 
 # %% ../nbs/07_shards.ipynb #f80d469f
 SPLITS = ('train', 'val')
@@ -269,20 +284,19 @@ def shard_path(
     return Path(output_dir)/f'bucket_{bucket}'/f'shard-{index:06d}.tar'
 
 # %% ../nbs/07_shards.ipynb #6bb91d94
-_CHECKS = {k: partial(npy_problem, k) for k in NPY_MEMBERS}
-
 @lru_cache(maxsize=16)
-def _npy_dirs(layout:Stage2Layout)->dict:
-    return {k: os.fspath(layout.dir(k)) for k in NPY_MEMBERS}
+def _read_tree(layout:Stage2Layout, stamp:int|None)->tuple:
+    encoders = stage2_encoders(layout) if stamp is not None else None
+    kinds = tree_kinds(encoders, layout.base)
+    return kinds, {k: kind_settings(encoders, k) for k in kinds}, {k: os.fspath(layout.dir(k)) for k in kinds}
 
-@lru_cache(maxsize=16)
-def _multiple(layout:Stage2Layout, stamp:int|None)->int|None: return crop_multiple(stage2_encoders(layout) if stamp is not None else None)
-
-def _vae_multiple(layout:Stage2Layout)->int|None:
-    "What the tree's original-resolution images were cropped to (`format.crop_multiple`), read again whenever `encoders.json` changes."
+def tree_of(
+    layout:Stage2Layout, # A Stage 2 tree
+)->tuple: # (kinds, kind -> its `encoders.json` entry or None, kind -> directory)
+    "The tree's kinds (`format.tree_kinds`) and how their arrays were made, read again whenever `encoders.json` changes."
     try: stamp = os.stat(layout.base/ENCODERS_NAME).st_mtime_ns
     except FileNotFoundError: stamp = None
-    return _multiple(layout, stamp)
+    return _read_tree(layout, stamp)
 
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
@@ -290,16 +304,18 @@ def add_sample(
     key:str, # WebDataset key of the sample (`core.safe_key`)
     layout:Stage2Layout,
 )->str|None: # None when added, else why it was not
-    "Append the five members of `sample` to `shard`."
+    "Append the members of `sample` to `shard`: `.json`, then each kind's array and mask (`format.members`)."
+    kinds,settings,dirs = tree_of(layout)
     opened = []
     try:
         try:
-            for d in _npy_dirs(layout).values(): opened.append(open_regular(os.path.join(d, sample.image_id + '.npy')))
+            for k in kinds: opened.append(open_regular(os.path.join(dirs[k], sample.image_id + '.npy')))
         except UnreadableFile as e: return str(e)
-        checks = {**_CHECKS, 'vae': partial(npy_problem, 'vae', rec=sample.record, multiple=_vae_multiple(layout))}
-        return shard.add([(f'{key}.json', sample_json(sample.record), None)] +
-                         [(f'{key}.{ext}', fd_size, checks[k]) for (k,ext),fd_size in zip(NPY_MEMBERS.items(), opened)] +
-                         [(f'{key}.t5m.npy', mask_npy(sample.record['t5_attention_mask']), None)])
+        parts = [(f'{key}.json', sample_json(sample.record), None)]
+        for k,fd_size in zip(map(kind_of, kinds), opened):
+            parts.append((f'{key}.{k.member}.npy', fd_size, partial(npy_problem, k.name, rec=sample.record, settings=settings[k.name])))
+            if k.mask_member: parts.append((f'{key}.{k.mask_member}.npy', mask_npy(sample.record[k.mask]), None))
+        return shard.add(parts)
     finally:
         for fd,_ in opened: os.close(fd)
 
@@ -500,20 +516,11 @@ def resumable(
         else: broken.add(b)
     return {b: es for b,es in done.items() if es}
 
-def stage2_encoders(
-    layout:Stage2Layout,
-)->dict|None:
-    "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
-    p = layout.base/ENCODERS_NAME
-    try: return orjson.loads(p.read_bytes())
-    except FileNotFoundError: return None
-    except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_stage2 on the tree to rewrite it') from None
-
 # %% ../nbs/07_shards.ipynb #61570595
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
-    derived_dir:str|Path='data/derived', # Stage 2 base directory holding dinov3/, vae_latents/, t5_hidden/
+    derived_dir:str|Path='data/derived', # Stage 2 base directory holding one directory per kind (dinov3/, vae_latents/, t5_hidden/...)
     shard_size:int=1000, # Samples per shard
     limit:int|None=None, # Write at most this many samples in all (applied after the shuffle)
     shuffle:bool=False, # Shuffle the ready samples before limiting and sharding
@@ -523,7 +530,7 @@ def write_shards(
     overwrite:bool=False, # Replace a finished earlier run's shards instead of raising FileExistsError (an unfinished run of the same flags is finished without it)
     dry_run:bool=False, # Scan and report what would be written; write nothing
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
-)->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards
+)->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
     out,layout = Path(output_dir),Stage2Layout(derived_dir)
@@ -533,12 +540,15 @@ def write_shards(
     scan = scan_stage2(jsonl, layout, progress_every)
     groups = group_by_bucket(select_samples(scan.samples, buckets, shuffle, seed, limit, split))
     keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
-    counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
     for b in buckets or []:
         if b not in groups: logger.warning(f'bucket {b}: no ready samples')
-    if dry_run or not groups:
+    if dry_run:
         check_existing(out, flags, overwrite)
-        return _dry_run(out, groups, shard_size, counts) if dry_run else _nothing_to_write(counts)
+        return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0))
+    counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
+    if not groups:
+        check_existing(out, flags, overwrite)
+        return _nothing_to_write(counts)
     out.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(out, 'imgprep_shard'):
         tidy_output(out)
@@ -552,16 +562,17 @@ def write_shards(
         finally: run.prog.close()
         _remove_unplanned(out, run.entries)
         counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-        atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, members=list(MEMBERS),
+        atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
                                                  flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
         run.journal.remove()
     return counts
 
 def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict)->dict:
+    "The counters of a dry run: what the run would write, under names that say so (`would_write_samples`, `would_write_shards`)."
     plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
     for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
     if old := existing_shards(out): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
-    return {**counts, 'written_samples': sum(map(sum, plan.values())), 'written_shards': sum(map(len, plan.values()))}
+    return {**counts, 'would_write_samples': sum(map(sum, plan.values())), 'would_write_shards': sum(map(len, plan.values()))}
 
 def _nothing_to_write(counts:dict)->dict:
     logger.warning('no samples to write')
@@ -579,6 +590,6 @@ def shard_parser()->argparse.ArgumentParser:
 
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_shard`."
-    run_cli('imgprep_shard', write_shards, **vars(shard_parser().parse_args(argv)), failed=lambda c: c['written_samples'] == 0)
+    run_cli('imgprep_shard', write_shards, **vars(shard_parser().parse_args(argv)), failed=lambda c: c.get('written_samples', c.get('would_write_samples')) == 0)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.shards`, not a notebook run
