@@ -19,7 +19,7 @@ from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .buckets import bucket_name, parse_bucket
-from .format import (ENCODERS_NAME, JSON_FIELDS, MANIFEST_NAME, count_nonfinite, existing_shards, kind_settings, mask_problem, members,
+from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, count_nonfinite, existing_shards, kind_settings, mask_problem, members,
                             npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
 
 # %% auto #0
@@ -183,10 +183,7 @@ def stage2_encoders(
     layout:Stage2Layout,
 )->dict|None:
     "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
-    p = layout.base/ENCODERS_NAME
-    try: return orjson.loads(p.read_bytes())
-    except FileNotFoundError: return None
-    except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_stage2 on the tree to rewrite it') from None
+    return read_encoders(layout.base/ENCODERS_NAME)  # the one reader: a FIFO or a damaged file is one line, never a hang
 
 def not_ready(
     rec:dict, # A Stage 2 record
