@@ -20,7 +20,7 @@ from PIL import Image
 
 from .core import ImgprepError, logger, T5_MASK_LEN, file_sha256
 from .kinds import VAE_CROP_MULTIPLE, kind_of
-from .buckets import bucket_for, resize_to_bucket
+from .buckets import assign_bucket, resize_to_bucket
 from .images import ImageMemoryError, load_rgb, crop_to_multiple
 from .format import UNRESOLVED
 from . import __version__
@@ -366,7 +366,7 @@ def vae_pixels(
         raise ImgprepError(f'{w}x{h} is {w*h/1e6:.1f} MP, above the VAE limit of {max_pixels/1e6:.1f} MP; downscale it first')
     if resolution == 'original': (out, box), bucket = crop_to_multiple(img, VAE_CROP_MULTIPLE), None
     elif resolution == 'bucket':
-        bucket = bucket_for(w, h)
+        bucket = assign_bucket(w, h)  # Stage 2's plan has warned about an odd ratio already, naming the record
         out, box = resize_to_bucket(img, bucket)
     else: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
     x = torch.from_numpy(np.array(out, dtype=np.uint8)).permute(2, 0, 1).contiguous()
