@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 
 from . import __version__
-from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir,
+from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .buckets import bucket_name, parse_bucket
@@ -506,12 +506,18 @@ def resumable(
     for e in old.entries:
         b = e.get('bucket')
         got = done.setdefault(b, [])
-        try: ok = (b in groups and b not in broken and e['path'] == shard_path('', b, len(got)).as_posix()
-                   and os.stat(out/e['path']).st_size == e['bytes'] and all(type(e[k]) is int for k in ('samples', 'consumed', 'invalid')))
-        except (KeyError, TypeError, OSError): ok = False
-        if ok: got.append(e)
+        if b not in broken and _kept(out, e, b, got, groups): got.append(e)
         else: broken.add(b)
     return {b: es for b,es in done.items() if es}
+
+def _kept(out:Path, e:dict, bucket:str, before:list, groups:dict)->bool:
+    "Is journal entry `e` the next shard of `bucket`, on disk as written? The journal is checked, not trusted: a shard's bytes must hash as journaled, and it must have consumed exactly the samples it holds and skipped."
+    try:
+        consumed = e['consumed'] - (before[-1]['consumed'] if before else 0)
+        return (bucket in groups and e['path'] == shard_path('', bucket, len(before)).as_posix()
+                and all(type(e[k]) is int for k in ('samples', 'consumed', 'invalid', 'bytes')) and consumed == e['samples'] + e['invalid']
+                and os.stat(out/e['path']).st_size == e['bytes'] and file_sha256(out/e['path']) == e['sha256'])
+    except (KeyError, TypeError, OSError): return False
 
 # %% ../nbs/07_shards.ipynb #61570595
 def write_shards(
