@@ -21,8 +21,8 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'T5
            'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
            'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
            'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
-           'file_sha256', 'load_npy', 'too_deep', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk',
-           'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli', 'cli_parser']
+           'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record', 'free_gb',
+           'check_free_disk', 'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -340,7 +340,14 @@ def too_deep(
 )->bool:
     "True when `rec` nests objects and arrays more than `limit` deep (walked only when `raw` has that many brackets)."
     if np.count_nonzero((np.frombuffer(raw, np.uint8) | 0x20) == ord('{')) <= limit: return False # `[` is `{` less bit 5
-    stack = [(rec, 1)]
+    return nests_deeper(rec, limit)
+
+def nests_deeper(
+    value, # A parsed JSON value
+    limit:int=MAX_JSON_DEPTH, # Deepest nesting allowed
+)->bool:
+    "True when `value` nests objects and arrays more than `limit` deep (walked without recursion)."
+    stack = [(value, 1)]
     while stack:
         o,d = stack.pop()
         if d > limit: return True

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import MAX_JSON_DEPTH, T5_MASK_LEN, ImageIdError, ImgprepError, UnreadableFile, read_regular, validate_image_id
+from .core import MAX_JSON_DEPTH, T5_MASK_LEN, ImageIdError, ImgprepError, UnreadableFile, nests_deeper, read_regular, validate_image_id
 from .kinds import DEFAULT_KINDS, KINDS, Kind, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
@@ -308,21 +308,12 @@ ENCODERS_MAX_BYTES = 1 << 20 # a description takes a few kilobytes; a larger fil
 def _json_type(v)->str:
     return {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(type(v), 'a number')
 
-def _nesting(v, limit:int)->bool:
-    "True when `v` nests objects and arrays more than `limit` deep (walked without recursion)."
-    todo = [(v, 1)]
-    while todo:
-        o,d = todo.pop()
-        if d > limit: return True
-        todo.extend((x, d+1) for x in (o.values() if isinstance(o, dict) else o) if isinstance(x, (dict, list)))
-    return False
-
 def encoders_problem(
     d, # A parsed `encoders.json` (or the copy a `manifest.json` holds)
 )->str|None: # None when usable
     "What is wrong with the structure of an `encoders.json`: it must be an object whose `kinds` maps each kind to an object, with `accepted`, when present, a list of objects."
     if not isinstance(d, dict): return f'has no "kinds" object: it is {_json_type(d)}, not an object'
-    if _nesting(d, MAX_JSON_DEPTH): return f'nests deeper than {MAX_JSON_DEPTH} levels'
+    if nests_deeper(d, MAX_JSON_DEPTH): return f'nests deeper than {MAX_JSON_DEPTH} levels'
     kinds = d.get('kinds')
     if not isinstance(kinds, dict): return f'"kinds" is {_json_type(kinds)}, not an object' if 'kinds' in d else 'has no "kinds" object'
     if bad := next((k for k,v in kinds.items() if not isinstance(v, dict)), None): return f'"kinds.{bad}" is {_json_type(kinds[bad])}, not an object'
