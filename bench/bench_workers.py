@@ -71,13 +71,14 @@ def main():
     res = {k: [] for k in runs}
     for r in range(a.rounds):
         for name,flags in runs.items(): res[name].append(timed_run(src, base/'work', flags))
-    one = min(s for s,_ in res['1 worker'])
-    print(f"{'':15} {'best s':>7} {'median s':>9} {'arrays':>7} {'arrays/s':>9} {'vs 1 worker':>12}")
+    best = {k: min(s for s,_ in v) for k,v in res.items()}
+    median = {k: statistics.median(s for s,_ in v) for k,v in res.items()}
+    print(f"{'':15} {'best s':>7} {'median s':>9} {'arrays':>7} {'arrays/s':>9} {'vs 1 worker (best, median)':>27}")
     for name,v in res.items():
-        secs = [s for s,_ in v]
-        best = min(secs)
-        print(f'{name:15} {best:7.1f} {statistics.median(secs):9.1f} {v[0][1]:7} {v[0][1]/best:9.1f} {one/best:11.2f}x')
-    print(f"Ray on 2 actors against the built-in 2 workers: {min(s for s,_ in res['2 workers'])/min(s for s,_ in res['Ray, 2 actors']):.2f}x")
+        print(f"{name:15} {best[name]:7.1f} {median[name]:9.1f} {v[0][1]:7} {v[0][1]/best[name]:9.1f} "
+              f"{best['1 worker']/best[name]:14.2f}x {median['1 worker']/median[name]:10.2f}x")
+    print(f"Ray on 2 actors against the built-in 2 workers: {best['2 workers']/best['Ray, 2 actors']:.2f}x (bests), "
+          f"{median['2 workers']/median['Ray, 2 actors']:.2f}x (medians)")
     t = time.perf_counter()
     imp,init,first = map(float, subprocess.run([sys.executable, '-c', RAY_START], capture_output=True, text=True, check=True).stdout.split())
     print(f'Ray start-up: import {imp:.1f} s, a local cluster (ray.init) {init:.1f} s, the first answer of 2 actors {first:.1f} s; '

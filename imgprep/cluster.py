@@ -8,6 +8,8 @@ import logging, os, pickle, warnings
 from typing import Callable, Iterable, Iterator
 
 from .core import ImgprepError, logger
+from .kinds import KINDS
+from .pool import adopt_kinds
 
 # %% auto #0
 __all__ = ['RAY_HINT', 'FAULT_ENV', 'import_ray', 'start_ray', 'RayActor', 'RayWorkers']
@@ -38,7 +40,7 @@ def start_ray(
     if ray.is_initialized(): return ray, False
     logging.getLogger('ray').setLevel(logging.WARNING)
     kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try: ray.init(**(dict(_node_ip_address='127.0.0.1', **kw) if address == 'local' else dict(address=address, **_loopback(address), **kw)))
+    try: ray.init(**(dict(address='local', _node_ip_address='127.0.0.1', **kw) if address == 'local' else dict(address=address, **_loopback(address), **kw)))
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise ImgprepError(f'--ray {address}: cannot connect to a Ray cluster ({str(e).splitlines()[0]}); start one with `ray start --head`, '
                            'or use --ray local') from None
@@ -56,8 +58,9 @@ def _metadata(spec)->dict:
 
 class RayActor:
     "A Ray Data actor: one loaded worker of `spec`, doing the pickled tasks of each batch."
-    def __init__(self, spec):
+    def __init__(self, spec, kinds:tuple=()):
         import torch
+        adopt_kinds(kinds)  # the driver's kinds, those registered at run time included
         self.worker = spec.worker('cuda' if torch.cuda.is_available() else 'cpu')  # Ray gives a GPU actor its own GPU as cuda:0
     def __call__(self, batch:dict)->dict:
         if (marker := os.environ.get(FAULT_ENV)) and not os.path.exists(marker):
@@ -71,10 +74,12 @@ class RayWorkers:
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
                  address:str='local', # See `start_ray`
-                 window:int=4096): # Tasks per Ray Data execution (the actors load their models once per window)
-        self.spec,self.address,self.window = spec,address,window
+                 window:int=4096, # Tasks per Ray Data execution (the actors load their models once per window)
+                 meanwhile:Callable|None=None): # The caller's own start-up work, done before the cluster is joined (a refusal starts no cluster)
+        self.spec,self.address,self.window,self.meanwhile = spec,address,window,meanwhile
 
     def __enter__(self):
+        if self.meanwhile: self.meanwhile()
         self.ray,self.started = start_ray(self.address)
         res = self.ray.cluster_resources()
         self.gpus = int(res.get('GPU', 0))
@@ -95,11 +100,11 @@ class RayWorkers:
 
     def _run(self, tasks:list)->Iterator:
         import ray.data
-        ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)])
+        ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)], override_num_blocks=len(tasks))
         res = dict(num_gpus=1) if self.gpus else dict(num_cpus=1)
         with warnings.catch_warnings():  # Ray 2.60 names `max_restarts=0` as the way to stop restarts, and warns it is deprecated
             warnings.simplefilter('ignore')
-            ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec,), batch_size=1, compute=ray.data.ActorPoolStrategy(size=len(self.devices)),
+            ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec, tuple(KINDS.values())), batch_size=1, compute=ray.data.ActorPoolStrategy(size=len(self.devices), max_tasks_in_flight_per_actor=1),
                                 max_restarts=0, **res)  # a lost actor fails the run: the same command finishes it
         try:
             for b in ds.iter_batches(batch_size=None, batch_format='numpy'):

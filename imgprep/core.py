@@ -20,9 +20,9 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'T5
            'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters',
            'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
            'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
-           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'open_regular', 'read_regular',
-           'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record', 'free_gb',
-           'check_free_disk', 'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli', 'cli_parser']
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable', 'shown', 'open_regular',
+           'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record',
+           'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -279,6 +279,24 @@ def is_inside(
     real,top = os.path.realpath(path),os.path.realpath(root)
     return os.path.commonpath([real, top]) == top
 
+def printable(
+    name:str, # A file name or path, possibly not valid UTF-8 (a name from another system's disk)
+)->str:
+    "`name` itself, or the repr of its bytes when it is not valid UTF-8."
+    try: name.encode('utf-8')
+    except UnicodeEncodeError: return repr(os.fsencode(name))
+    return name
+
+def shown(
+    path:str|Path, # A path
+)->str:
+    "`path` as messages name it: relative to the current directory when it lies inside it, else absolute, and `printable`."
+    s = os.path.abspath(os.fspath(path))
+    try: here = os.getcwd()
+    except OSError: here = None  # the current directory was removed
+    if here and os.path.commonpath([s, here]) == here: s = os.path.relpath(s, here)
+    return printable(s)
+
 def open_regular(
     path:str|Path, # File to open for reading
     root:str|Path|None=None, # When given, the file's real path (links resolved) must lie inside it
@@ -287,12 +305,12 @@ def open_regular(
     "Open `path` for reading if it is a regular file inside `root` of at most `max_bytes`, else raise `UnreadableFile`."
     path = os.fspath(path)
     if root is not None and not is_inside(path, root):
-        raise UnreadableFile('outside_root', f'{path}: resolves to {os.path.realpath(path)}, outside {root}')
+        raise UnreadableFile('outside_root', f'{shown(path)}: resolves to {shown(os.path.realpath(path))}, outside {shown(root)}')
     try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
-    except OSError as e: raise UnreadableFile('missing' if e.errno == errno.ENOENT else 'unreadable', f'{path}: {e.strerror}') from None
+    except OSError as e: raise UnreadableFile('missing' if e.errno == errno.ENOENT else 'unreadable', f'{shown(path)}: {e.strerror}') from None
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode): why = 'not_regular', f'{path}: not a regular file'
-    elif max_bytes is not None and st.st_size > max_bytes: why = 'too_large', f'{path}: {st.st_size} bytes, more than the {max_bytes} allowed'
+    if not stat.S_ISREG(st.st_mode): why = 'not_regular', f'{shown(path)}: not a regular file'
+    elif max_bytes is not None and st.st_size > max_bytes: why = 'too_large', f'{shown(path)}: {st.st_size} bytes, more than the {max_bytes} allowed'
     else: return fd, st.st_size
     os.close(fd)
     raise UnreadableFile(*why)

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from .core import ImgprepError, logger, T5_MASK_LEN, file_sha256
+from .core import ImgprepError, logger, T5_MASK_LEN, file_sha256, shown
 from .kinds import VAE_CROP_MULTIPLE, kind_of
 from .buckets import assign_bucket, resize_to_bucket
 from .images import ImageMemoryError, load_rgb, crop_to_multiple
@@ -858,7 +858,7 @@ def release_freed_memory():
 
 def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
-    return msg if str(path) in msg else f'{path}: {msg}'
+    return msg if shown(path) in msg or str(path) in msg else f'{shown(path)}: {msg}'
 
 MAX_BATCH_PIXELS = 16*2**20  # pixels in one batch: a 12 MP photo is a batch of one, 1 MP images batch up
 
@@ -1044,8 +1044,8 @@ def encode_images(
             no_fit = f'CUDA out of memory even one image at a time{" and tiled" if enc.can_tile else ""}'
             checked = enc.check(output()) if output else [(None, no_fit)]*n
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
-                if arr is None: logger.warning(f'{b.kind}: {paths[i]}: refused: {why}')
-                yield i, b.kind, arr, ({**info, 'tiled': tiled} if arr is not None else f'{paths[i]}: refused: {why}')
+                if arr is None: logger.warning(f'{b.kind}: {shown(paths[i])}: refused: {why}')
+                yield i, b.kind, arr, ({**info, 'tiled': tiled} if arr is not None else f'{shown(paths[i])}: refused: {why}')
     yield from overlapped(start_workers(loader), start, finish)
 
 def encode_image_files(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from PIL import ExifTags, Image, UnidentifiedImageError
-from .core import ImgprepError
+from .core import ImgprepError, shown
 
 # %% auto #0
 __all__ = ['MAX_PIXELS', 'ImageError', 'ImageMemoryError', 'image_size', 'load_rgb', 'crop_to_multiple']
@@ -28,7 +28,7 @@ class ImageMemoryError(ImgprepError):
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
-def _refuse(path, why:str)->ImageError: return ImageError(f'{path}: {why}')
+def _refuse(path, why:str)->ImageError: return ImageError(f'{shown(path)}: {why}')
 
 @contextmanager
 def _open(
@@ -45,7 +45,7 @@ def _open(
             if w*h > MAX_PIXELS: raise _refuse(path, f'{w}x{h} is over the decompression-bomb limit of {MAX_PIXELS:,} pixels')
             yield im
     except ImageError: raise
-    except MemoryError: raise ImageMemoryError(f'{path}: out of memory while decoding it; free some memory or use fewer workers, then run again') from None
+    except MemoryError: raise ImageMemoryError(f'{shown(path)}: out of memory while decoding it; free some memory or use fewer workers, then run again') from None
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e: raise _refuse(path, (e.strerror or str(e)).lower()) from e
     except Image.DecompressionBombError as e: raise _refuse(path, f'decompression bomb refused by PIL ({e})') from e
     except UnidentifiedImageError as e:

@@ -17,7 +17,7 @@ from PIL import Image
 
 from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress,
                           atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, iter_jsonl, logger, run_cli, safe_key,
-                          validate_image_id)
+                          printable, shown, validate_image_id)
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
@@ -25,7 +25,7 @@ __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
            'COUNTERS', 'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for',
            'OutsideRoot', 'inspect_image', 'decode_text', 'read_caption', 'caption_from_filename', 'estimate_tokens',
-           'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'shown', 'left_out', 'folder_candidates',
+           'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out', 'folder_candidates',
            'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates', 'split_hash',
            'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'note_path', 'is_ingest_output',
            'check_output', 'write_note', 'nothing_found', 'ingest', 'default_images_root', 'next_command',
@@ -185,15 +185,6 @@ def detect_format(
     return 'folder'
 
 # %% ../nbs/04_ingest.ipynb #7dcb87e8
-def shown(
-    path:str|Path, # A path, possibly with a name that is not valid UTF-8
-)->str:
-    "`path` as printable text: itself, or the repr of its bytes when it is not valid UTF-8."
-    s = os.fspath(path)
-    try: s.encode('utf-8')
-    except UnicodeEncodeError: return repr(os.fsencode(s))
-    return s
-
 def left_out(
     counts:Counter, # Counters to update
     reason:str, # The counter, also named in the warning
@@ -209,9 +200,9 @@ def _enter(d:str, name:str, skip:set, root:str|Path, counts:Counter)->bool:
     "Whether the walk goes into subfolder `name` of `d`; a bad name or a link out of `root` is counted and named."
     p = os.path.join(d, name)
     if name.startswith('.') or os.path.abspath(p) in skip: return False
-    if shown(name) != name: left_out(counts, 'bad_name', p, 'folder name is not valid UTF-8; rename it', found=False); return False
+    if printable(name) != name: left_out(counts, 'bad_name', p, 'folder name is not valid UTF-8; rename it', found=False); return False
     if os.path.islink(p) and not is_inside(p, root):
-        left_out(counts, 'outside_root', p, f'a link to {shown(os.path.realpath(p))}, outside {root}', found=False)
+        left_out(counts, 'outside_root', p, f'a link to {shown(os.path.realpath(p))}, outside {shown(root)}', found=False)
     return True  # a link is never walked into: what it leads to inside `root` is walked under its own name
 
 def _sidecar(p:str, cap:str|None, root:str|Path, counts:Counter)->tuple: # (ok, caption or None)
@@ -239,9 +230,9 @@ def folder_candidates(
             stem,ext = os.path.splitext(f)
             if f.startswith('.') or ext.lower() not in IMAGE_EXTS: continue
             p = os.path.join(d, f)
-            if shown(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
+            if printable(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
             ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
-            if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, p))
+            if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, shown(p)))
     return out
 
 # %% ../nbs/04_ingest.ipynb #db603767
@@ -281,7 +272,7 @@ def metadata_candidates(
     meta = next(src/m for m in METADATA_NAMES if (src/m).is_file())
     root,out = os.path.abspath(src),[]
     for i,row in enumerate(read_metadata(meta, src), 1):
-        fn,where = row.get('file_name'),f'{meta}:{i}'
+        fn,where = row.get('file_name'),f'{shown(meta)}:{i}'
         p = os.path.normpath(os.path.join(root, fn)) if isinstance(fn, str) and fn.strip() else None
         if p is None or os.path.commonpath([root, p]) != root:
             counts.update(('found', 'bad_path'))
@@ -343,7 +334,7 @@ def dataset_candidates(
     ds = ds.select_columns([col, caption_column]).cast_column(col, HFImage(decode=False))
     out,d = [],images_root/DATASET_IMAGES
     for i,row in enumerate(ds):
-        v,where = row[col] or {},f'{src}[{i}]'
+        v,where = row[col] or {},f'{shown(src)}[{i}]'
         try: data = _cell_bytes(v, src)
         except UnreadableFile as e:
             left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')

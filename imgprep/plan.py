@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, T5_MASK_LEN, UnreadableFile, dumps_record, free_gb,
-                          image_id_from_path, is_inside, iter_jsonl, logger, open_regular, validate_image_id)
+                          image_id_from_path, is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
 from .kinds import KINDS, Kind, Stage2Layout, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
@@ -74,9 +74,9 @@ def resolve_image(
         raise BadRecord('bad_image_path', f'image_path is {image_path!r}')
     root = os.path.abspath(images_root)
     p = os.path.normpath(os.path.join(root, image_path))
-    if os.path.commonpath([root, p]) != root: raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {root}')
+    if os.path.commonpath([root, p]) != root: raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {shown(root)}')
     if not _dir_inside(os.path.dirname(p), root) or (os.path.islink(p) and not is_inside(p, root)):  # a link (to a file or a directory) leading out
-        raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {root} through a symbolic link (to {os.path.realpath(p)})')
+        raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {shown(root)} through a symbolic link (to {shown(os.path.realpath(p))})')
     return Path(p)
 
 def check_record(
@@ -203,7 +203,7 @@ class Planner:
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
 
-    def where(self, line:int)->str: return f'{self.src}:{line}'
+    def where(self, line:int)->str: return f'{shown(self.src)}:{line}'
     def computes(self, kind:str)->bool: return kind in self.passes
     def can_make(self, kind:str)->bool: return self.computes(kind) and (self.loaded is None or kind in self.loaded)
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
@@ -491,7 +491,7 @@ def check_room(
     each = {k: npy_bytes(k, dict(width=1024, height=1024, aspect_bucket='1024x1024'), (planner.options if planner else {}).get(k)) for k in kinds}
     parts = ', '.join(f'{k} {_size(need[k])}' for k in (*kinds, 'jsonl') if need[k])
     big = [f'{k} {_size(each[k])} a record, {_size(each[k]*1e6)} per million' for k in kinds if need[k] and each[k] >= 1e6]
-    msg = (f"{base}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records"
+    msg = (f"{shown(base)}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records"
            f"{'; ' + '; '.join(big) if big else ''}; {free:.1f} GB free")
     if free - need['total']/1e9 < margin_gb:
         raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '

@@ -4,14 +4,14 @@
 
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
-import json, os, queue, signal, time
+import json, os, queue, signal, sys, time
 from typing import Callable, Iterable, Iterator
 
 from .core import ImgprepError, logger
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['FAULT_ENV', 'one_line', 'task_key', 'InlineWorker', 'WorkerPool', 'Echo', 'worker_devices']
+__all__ = ['FAULT_ENV', 'one_line', 'task_key', 'InlineWorker', 'adopt_kinds', 'WorkerPool', 'Echo', 'worker_devices']
 
 # %% ../nbs/05a_pool.ipynb #p0inlinecode
 def one_line(e:BaseException)->str:
@@ -29,10 +29,12 @@ class InlineWorker:
     def __init__(self,
                  spec, # Has `worker(device)`
                  devices:list, # Its one device
-                 threads:int|None=None): # torch CPU threads while it runs; None leaves this process's setting alone
-        self.spec,self.devices,self.threads = spec,devices[:1],threads
+                 threads:int|None=None, # torch CPU threads while it runs; None leaves this process's setting alone
+                 meanwhile:Callable|None=None): # The caller's own start-up work, done here before loading (a pool overlaps it with the loading)
+        self.spec,self.devices,self.threads,self.meanwhile = spec,devices[:1],threads,meanwhile
 
     def __enter__(self):
+        if self.meanwhile: self.meanwhile()
         self.worker = self.spec.worker(self.devices[0])
         self.metadata = self.worker.metadata()
         return self
@@ -66,10 +68,14 @@ def _stall(parent:int):
     while os.getppid() == parent: time.sleep(0.05)
     os._exit(1)
 
+def adopt_kinds(kinds:tuple):
+    "Register those of `kinds` this process lacks: a kind the parent registered at run time is unknown to a fresh interpreter."
+    for k in kinds:
+        if k.name not in KINDS: register_kind(k)
+
 def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple=()):
     "Body of one worker process: register the parent's kinds it lacks, load, report ready, do tasks from `tasks` until None."
-    for k in kinds:  # a kind the parent registered at run time is unknown to a fresh interpreter
-        if k.name not in KINDS: register_kind(k)
+    adopt_kinds(kinds)
     import multiprocessing, torch
     # A daemon process may not start processes, but a worker's image decoders are processes of its own: they watch their
     # parent and stop with it, which is all the daemon flag would promise.
@@ -93,6 +99,13 @@ def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple
         try: results.put(('done', rank, i, worker(task)))
         except Exception as e: return results.put(('failed', rank, i, one_line(e)))
     worker.close()
+    _leave(results)
+
+def _leave(results):
+    "End a worker whose work is sent: flush, then exit at once. Tearing down torch and the model libraries takes a second or more per process, and a finished worker has nothing left to tear down."
+    sys.stdout.flush(); sys.stderr.flush()
+    results.close(); results.join_thread()  # every message is in the pipe
+    os._exit(0)
 
 # %% ../nbs/05a_pool.ipynb #p0poolclass
 class WorkerPool:
@@ -100,8 +113,9 @@ class WorkerPool:
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
                  devices:list, # One device per worker
-                 threads:int|None=None): # torch threads per worker; default: CPU cores / workers
-        self.spec,self.devices = spec,devices
+                 threads:int|None=None, # torch threads per worker; default: CPU cores / workers
+                 meanwhile:Callable|None=None): # The caller's own start-up work, done in this process while the workers load
+        self.spec,self.devices,self.meanwhile = spec,devices,meanwhile
         self.threads = threads or max(1, (os.cpu_count() or 1)//len(devices))
 
     def __enter__(self):
@@ -113,6 +127,7 @@ class WorkerPool:
         self.doing,self.dead_since,self.keys = {r: 'loading' for r in range(len(self.procs))},None,{}
         try:
             for p in self.procs: p.start()
+            if self.meanwhile: self.meanwhile()
             metas = {}
             while len(metas) < len(self.procs):
                 what,r,_,payload = self._next()

@@ -14,7 +14,7 @@ import numpy as np
 from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, temp_path, validate_image_id)
+                          exclusive_dir, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of, parse_kinds
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
@@ -155,10 +155,13 @@ class _NoWorkers:
     "Where nothing is to be encoded: plan and journal every chunk, run no task (the plan makes none without a loaded model)."
     metadata = {}
     devices = [None]
+    def __init__(self, meanwhile=None): self.meanwhile = meanwhile
     def map(self, tasks, progress=None):
         for t in tasks: raise ImgprepError(f'an encode task for a run that loaded no model: {t}')
         return iter(())
-    def __enter__(self): return self
+    def __enter__(self):
+        if self.meanwhile: self.meanwhile()
+        return self
     def __exit__(self, *exc): pass
 
 # %% ../nbs/06d_stage2.ipynb #s2progresscode
@@ -245,7 +248,7 @@ def _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl
     if batch_size < 1 or t5_batch_size < 1: raise ImgprepError(f'--batch-size and --t5-batch-size must be at least 1')
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
-        raise FileNotFoundError(f'{jsonl}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
+        raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
     if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
 
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
@@ -272,16 +275,17 @@ def _images_found(need:dict, root:Path):
                            'image_path is relative to (the folder imgprep_ingest read)')
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
-def _workers(run:Planner, kinds:list, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray=None):
-    "Where the encode step runs: in this process, in a pool of worker processes (one per device), or on a Ray cluster."
-    if not kinds: return _NoWorkers()
+def _workers(run:Planner, kinds:list, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray=None,
+             meanwhile=None):
+    "Where the encode step runs: in this process, in a pool of worker processes (one per device), or on a Ray cluster; `meanwhile` is done while they load."
+    if not kinds: return _NoWorkers(meanwhile)
     if ray: from imgprep.cluster import RayWorkers
     devices = worker_devices(device, workers, num_gpus) if not ray else ['ray']
     decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//len(devices))) # image decoding processes per worker: the cores left, shared
     spec = EncodeSpec(str(run.lay.base), tuple(kinds), {k: v for k,v in run.models.items() if k in kinds}, dtype,
                       {k: kind_of(k).run_options(run.options) for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
-    if ray: return RayWorkers(spec, ray)
-    return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads)
+    if ray: return RayWorkers(spec, ray, meanwhile=meanwhile)
+    return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads, meanwhile)
 
 # %% ../nbs/06d_stage2.ipynb #ba0a841d
 def run_stage2(
@@ -336,7 +340,7 @@ def run_stage2(
         if part is None and (jp := journal_path(lay.jsonl)).exists():
             result = _merge(jp, lay.jsonl, backup)
             counts['recovered_tmp'] = int(result == 'merged')
-            logger.warning(f'{jp}: left by a killed run; merge result: {result}')
+            logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
         run = Planner(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, kinds, passes, images_root.absolute(), counts, models, options, part,
                       notes=read_notes(lay.base)[0])
         need = estimate_writes(run, backup)
@@ -346,14 +350,18 @@ def run_stage2(
         n_check = (INLINE_CHECK if 'dinov3' in needed else 0) if check_inline is None else check_inline
         needed += [k for k in kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
         run.loaded = set(needed)
-        recorded,merged = _settings(run, needed, dtype, accept, device)
-        with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray) as pool:
+        def meanwhile():  # while the workers load their models
+            _settings(run, needed, dtype, accept, device)  # settings that differ from the tree's stop the run here, in one line
+            for k in needed:
+                if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
+        with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray,
+                      meanwhile) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
-            _, merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
+            recorded,merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(run, pool, backup, progress_every, need['arrays'], progress_bar)
-    if nothing_usable(counts): logger.warning(f'{run.src}: no usable record among {counts["total"]}; see the warnings above')
+    if nothing_usable(counts): logger.warning(f'{shown(run.src)}: no usable record among {counts["total"]}; see the warnings above')
     return {**counts, 'models': '+'.join(needed) or 'none', **({'part': f'{part[0]}/{part[1]}'} if part else {}), **found}
 
 # %% ../nbs/06d_stage2.ipynb #s2run
@@ -438,11 +446,11 @@ def verify_stage2(
 )->dict: # Counters: `records`, `complete`, every kind in `VERIFY_PROBLEMS`, `missing_<kind>`, `problems` (their sum), `orphans_moved`
     "Check a Stage 2 tree without changing it (but for `move_orphans`): records, the kinds' directories, and how they match."
     lay = Stage2Layout(base, jsonl_name)
-    if not lay.jsonl.is_file(): raise FileNotFoundError(f'{lay.jsonl}: no Stage 2 metadata; run imgprep_stage2 first')
+    if not lay.jsonl.is_file(): raise FileNotFoundError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
     enc = read_encoders(lay.base/ENCODERS_NAME)
     kinds = tree_kinds(enc, lay.base)
     c = Counter(dict.fromkeys(('records', 'complete', *VERIFY_PROBLEMS, *(f'missing_{k}' for k in kinds)), 0))
-    def bad(kind, where, msg): c[kind] += 1; logger.warning(f'{where}: {kind}: {msg}')
+    def bad(kind, where, msg): c[kind] += 1; logger.warning(f'{shown(where)}: {kind}: {msg}')
     have = {k: lay.existing_ids(k) for k in kinds}
     if enc is None and any(have.values()):
         bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing, but arrays are on disk: which models, dtype and latent resolution made them is not '
@@ -456,7 +464,7 @@ def verify_stage2(
     for kind in kinds:
         for iid in sorted(have[kind] - ids.keys()):
             bad('orphan_npy', lay.npy_path(kind, iid), 'no record has this image_id; imgprep_stage2 --move-orphans moves such files to '
-                f'{lay.base/ORPHANS_DIR}/ (kept, not deleted)')
+                f'{shown(lay.base/ORPHANS_DIR)}/ (kept, not deleted)')
             if move_orphans: _set_aside(lay, kind, iid, c)
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
     c['missing_npy'] = sum(c[f'missing_{k}'] for k in kinds)
@@ -474,7 +482,7 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
     ok = not why and rec.get('format_version') == 2
     for kind in kinds:
         path = lay.npy_path(kind, iid)
-        if iid not in have[kind]: p = (f'missing_{kind}', f'{path} does not exist')
+        if iid not in have[kind]: p = (f'missing_{kind}', f'{shown(path)} does not exist; {_missing_hint(kind)}')
         else: p = _npy_problem(kind, path, rec, kind_settings(enc, kind)) if not why else None
         if p: bad(p[0], path if iid in have[kind] else where, p[1])
         ok = ok and not p and iid in have[kind]
@@ -483,6 +491,12 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
         bad('stale_npy', lay.npy_path(kind, iid), f'made from another {kind_of(kind).input} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
         ok = False
     return iid, ok
+
+def _missing_hint(kind:str)->str:
+    "What to do about a missing array: make it, or, when its image cannot be read, leave the image out."
+    if kind_of(kind).input != 'image': return 'imgprep_stage2 makes it'
+    return ('imgprep_stage2 makes it; if that run reports the image as missing_image or corrupt_image, run imgprep_ingest --decode '
+            'again to leave it out, then imgprep_stage2 --move-orphans to set its other arrays aside')
 
 def _set_aside(lay:Stage2Layout, kind:str, image_id:str, c:Counter):
     "Move an orphan array to `<base>/orphans/<directory>/`."

@@ -121,11 +121,12 @@ def run_command(
     prelude:str='', # Python code run first in the same process: a fault hook
     env:dict|None=None, # Added to the environment (HF_HUB_OFFLINE=1 is always set: tests never reach the hub)
     timeout:float=600, # Seconds before the command is killed
+    cwd:str|Path|None=None, # Its working directory (default: this process's)
 )->CommandResult:
     "Run an imgprep command in a fresh Python process, as its console script would, and return what it left."
     module,func = _entry_point(command).split(':')
     code = f'{prelude}\nimport sys\nfrom {module} import {func}\nsys.argv[0] = {command!r}\nsys.exit({func}())'
-    r = subprocess.run([sys.executable, '-c', code, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+    r = subprocess.run([sys.executable, '-c', code, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=cwd,
                        env=os.environ | {'HF_HUB_OFFLINE': '1'} | (env or {}))
     return CommandResult(r.returncode, r.stdout, r.stderr)
 
