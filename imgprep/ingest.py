@@ -449,13 +449,13 @@ def check_candidates(
             continue
         if isinstance(info, ImageError):
             counts['corrupt_image'] += 1
-            logger.warning(f'{c.where}: corrupt_image: {info}; left out')
+            logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
             continue
         if (first := seen.get(info['sha256'])) is not None:
             counts['duplicate_image'] += 1
             logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
             continue
-        seen[info['sha256']] = c.rel
+        seen[info['sha256']] = c.where
         if min(info['width'], info['height']) < min_side:
             counts['too_small'] += 1
             logger.warning(f"{c.where}: too_small: {info['width']}x{info['height']} is under --min-side {min_side}; left out")
@@ -482,29 +482,31 @@ def carry_over(
     "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`."
     return prev if prev is not None and all(prev.get(k) == v for k,v in rec.items()) else rec
 
-def _flag_changed(recs:list, prev:dict, counts:Counter):
+def _named(r:dict, root:Path)->str: return shown(root/r['image_path'])
+
+def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
     "Count and name the images whose bytes changed under the same path since the earlier output."
     for r in recs:
         if (p := prev.get(r['image_id'])) is not None and p.get('sha256') not in (None, r['sha256']):
             counts['changed_image'] += 1
-            logger.warning(f"{r['image_path']}: changed_image: other bytes than when last ingested; its embeddings on disk are "
+            logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; its embeddings on disk are "
                            f"the old image's: delete {r['image_id']}.npy from dinov3/, vae_latents/ and t5_hidden/ before Stage 2")
 
-def _flag_long(recs:list, tokenizer, counts:Counter):
+def _flag_long(recs:list, tokenizer, counts:Counter, root:Path):
     for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):
         if n > T5_MASK_LEN:
             counts['long_caption'] += 1
-            logger.warning(f"{r['image_path']}: long_caption: about {n} T5 tokens, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+            logger.warning(f"{_named(r, root)}: long_caption: about {n} T5 tokens, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
 
-def _unique_ids(recs:list, counts:Counter)->list:
+def _unique_ids(recs:list, counts:Counter, root:Path)->list:
     "Drop (and count) any record whose id another already has, ignoring case: astronomically rare, but checked."
     seen,out = {},[]
     for r in recs:
         k = r['image_id'].lower()
         if k in seen:
             counts['id_collision'] += 1
-            logger.warning(f"{r['image_path']}: id_collision: image_id {r['image_id']} is also {seen[k]}'s; left out")
-        else: seen[k] = r['image_path']; out.append(r)
+            logger.warning(f"{_named(r, root)}: id_collision: image_id {r['image_id']} is also {seen[k]}'s; left out")
+        else: seen[k] = _named(r, root); out.append(r)
     return out
 
 # %% ../nbs/04_ingest.ipynb #eebf89fe
@@ -603,15 +605,15 @@ def ingest(
         else: cands = dataset_candidates(src, root, caption_column, image_column, dataset_split, counts)
         tokenizer = load_tokenizer(t5_model) if cands else None
         recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers,
-                                            root if fmt == 'dataset' else src), counts)
+                                            root if fmt == 'dataset' else src), counts, root)
         if not counts['found']: logger.warning(nothing_found(src, fmt))
-        _flag_long(recs, tokenizer, counts)
+        _flag_long(recs, tokenizer, counts, root)
         prev = previous_records(output)
         splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
                                {k: r.get('split') for k,r in prev.items()})
         for r in recs: r['split'] = splits[r['image_id']]
         out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
-        _flag_changed(recs, prev, counts)
+        _flag_changed(recs, prev, counts, root)
         counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
         data = b''.join(dumps_record(r) for r in out)
         unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
