@@ -291,7 +291,10 @@ def shown(
     path:str|Path, # A path
 )->str:
     "`path` as messages name it: relative to the current directory when it lies inside it, else absolute, and `printable`."
-    s = os.path.abspath(os.fspath(path))
+    s = os.fspath(path)
+    if not os.path.isabs(s) and (s := os.path.normpath(s)) != os.pardir and not s.startswith(os.pardir + os.sep):
+        return printable(s)  # already relative, and inside: the common case, and a cheap one (a walk names every file)
+    s = os.path.abspath(s)
     try: here = os.getcwd()
     except OSError: here = None  # the current directory was removed
     if here and os.path.commonpath([s, here]) == here: s = os.path.relpath(s, here)
