@@ -292,12 +292,10 @@ def shown(
 )->str:
     "`path` as messages name it: relative to the current directory when it lies inside it, else absolute, and `printable`."
     s = os.fspath(path)
-    if not os.path.isabs(s) and (s := os.path.normpath(s)) != os.pardir and not s.startswith(os.pardir + os.sep):
-        return printable(s)  # already relative, and inside: the common case, and a cheap one (a walk names every file)
-    s = os.path.abspath(s)
-    try: here = os.getcwd()
-    except OSError: here = None  # the current directory was removed
-    if here and os.path.commonpath([s, here]) == here: s = os.path.relpath(s, here)
+    try: s,here = os.path.abspath(s),os.path.join(os.getcwd(), '')  # `here` with its final separator
+    except OSError: return printable(s)  # the current directory was removed: as given
+    if s.startswith(here): s = s[len(here):] or '.'  # a string test, not os.path.relpath: a walk names every file it finds
+    elif s + os.sep == here: s = '.'
     return printable(s)
 
 def open_regular(

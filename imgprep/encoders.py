@@ -1044,8 +1044,9 @@ def encode_images(
             no_fit = f'CUDA out of memory even one image at a time{" and tiled" if enc.can_tile else ""}'
             checked = enc.check(output()) if output else [(None, no_fit)]*n
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
-                if arr is None: logger.warning(f'{b.kind}: {shown(paths[i])}: refused: {why}')
-                yield i, b.kind, arr, ({**info, 'tiled': tiled} if arr is not None else f'{shown(paths[i])}: refused: {why}')
+                out = {**info, 'tiled': tiled} if arr is not None else f'{shown(paths[i])}: refused: {why}'
+                if arr is None: logger.warning(f'{b.kind}: {out}')
+                yield i, b.kind, arr, out
     yield from overlapped(start_workers(loader), start, finish)
 
 def encode_image_files(

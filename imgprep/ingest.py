@@ -505,8 +505,8 @@ def _unique_ids(recs:list, counts:Counter, root:Path)->list:
         k = r['image_id'].lower()
         if k in seen:
             counts['id_collision'] += 1
-            logger.warning(f"{_named(r, root)}: id_collision: image_id {r['image_id']} is also {seen[k]}'s; left out")
-        else: seen[k] = _named(r, root); out.append(r)
+            logger.warning(f"{_named(r, root)}: id_collision: image_id {r['image_id']} is also {_named(seen[k], root)}'s; left out")
+        else: seen[k] = r; out.append(r)
     return out
 
 # %% ../nbs/04_ingest.ipynb #eebf89fe

@@ -202,9 +202,8 @@ class Planner:
 
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
-        self.src_name = shown(self.src)  # once: every record's check names its line
 
-    def where(self, line:int)->str: return f'{self.src_name}:{line}'
+    def where(self, line:int)->str: return f'{shown(self.src)}:{line}'
     def computes(self, kind:str)->bool: return kind in self.passes
     def can_make(self, kind:str)->bool: return self.computes(kind) and (self.loaded is None or kind in self.loaded)
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
