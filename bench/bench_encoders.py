@@ -14,8 +14,9 @@ import numpy as np
 import torch
 
 from imgprep.core import atomic_save_npy, iter_jsonl
-from imgprep.encoders import (DinoV3Encoder, FluxVaeEncoder, T5Encoder, default_workers, encode_captions, encode_image_files,
-                              pick_device)
+from imgprep.batches import default_workers, encode_captions, encode_image_files
+from imgprep.encoders import DinoV3Encoder, FluxVaeEncoder, T5Encoder
+from imgprep.models import pick_device
 from imgprep.testing import make_image, random_caption
 from imgprep.tiny_models import DINOV3_PREPROCESSOR, full_size_configs, random_model, t5_tokenizer, tiny_configs
 

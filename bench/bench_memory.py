@@ -20,7 +20,8 @@ import psutil
 import torch
 from PIL import Image, ImageDraw
 
-from imgprep.encoders import FluxVaeEncoder, MAX_BATCH_PIXELS, encode_image_files
+from imgprep.batches import MAX_BATCH_PIXELS, encode_image_files
+from imgprep.encoders import FluxVaeEncoder
 from imgprep.tiny_models import full_size_configs, random_model, tiny_configs
 
 def photo_like(path:Path, width:int, height:int, seed:int)->Path:

@@ -21,7 +21,8 @@ from transformers import AutoModel, AutoTokenizer
 
 from . import __version__
 from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, open_regular, remove_temps, run_cli
-from .encoders import DINOV3_ID, DinoV3Encoder, pick_device, pick_dtype, to_storage
+from .encoders import DINOV3_ID, DinoV3Encoder
+from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
 from .pool import FAULT_ENV, InlineWorker, WorkerPool, one_line, worker_devices
 

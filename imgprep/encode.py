@@ -63,7 +63,8 @@ class EncodeSpec:
         "Load the encoders on `device`: the encode step a worker process, a Ray actor or this process runs."
         # imported here: torch and the model libraries take seconds to import, and a run that loads no model (--verify,
         # an argument error, a finished tree) should answer at once
-        from imgprep.encoders import load_encoders, quiet_libraries
+        from imgprep.encoders import load_encoders
+        from imgprep.models import quiet_libraries
         quiet_libraries()
         return Encoding(self, load_encoders(self.kinds, self.models, device, self.dtype, self.options))
 
@@ -128,7 +129,7 @@ class Encoding:
 
     def probe(self, p:Probe)->list:
         "The arrays of `p`'s images (None for one that fails), returned instead of written."
-        from imgprep.encoders import encode_images
+        from imgprep.batches import encode_images
         out = [None]*len(p.paths)
         for i,_,arr,_ in encode_images({p.kind: self.encoders[p.kind]}, p.paths, batch_size=1, num_workers=0): out[i] = arr
         return out
@@ -140,7 +141,7 @@ class Encoding:
 # %% ../nbs/06b_encode.ipynb #b0images
 def _images(self:Encoding, works:list, done:Encoded):
     "The image kinds of `works`, each image decoded once for all of them."
-    from imgprep.encoders import encode_images
+    from imgprep.batches import encode_images
     image_kinds = {k: e for k,e in self.encoders.items() if kind_of(k).input == 'image'}
     todo = [w for w in works if set(w.kinds) & set(image_kinds)]
     if not todo: return
@@ -157,7 +158,7 @@ def _images(self:Encoding, works:list, done:Encoded):
 
 def _captions(self:Encoding, works:list, done:Encoded):
     "The caption kinds of `works`, tokenized in one call per kind, `text_batch_size` captions per model call."
-    from imgprep.encoders import encode_captions
+    from imgprep.batches import encode_captions
     for kind,enc in self.encoders.items():
         if kind_of(kind).input != 'caption': continue
         todo = [w for w in works if kind in w.kinds]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from fastcore.basics import patch
 
 from .core import ImgprepError, JSONL_NAME, T5_MASK_LEN, ids_in_dir, validate_image_id
 
@@ -73,19 +74,22 @@ class Kind:
         rule = _import(self.shape_rule) if isinstance(self.shape_rule, str) else self.shape_rule
         return rule(rec, settings)
 
-    def run_options(self,
-                    options:dict|None=None, # kind name -> {option: value} given for a run
-                   )->dict:
-        "This kind's options for a run: its defaults, updated with what the run gives for it."
-        return {**self.options, **((options or {}).get(self.name) or {})}
+# %% ../nbs/00a_kinds.ipynb #k0kindopts
+@patch
+def run_options(self:Kind,
+                options:dict|None=None, # kind name -> {option: value} given for a run
+               )->dict:
+    "This kind's options for a run: its defaults, updated with what the run gives for it."
+    return {**self.options, **((options or {}).get(self.name) or {})}
 
-    def setting(self,
-                settings:dict|None, # This kind's entry of `encoders.json`, or a run's options for it
-                name:str, # A key of `options`
-               ):
-        "The value of one of this kind's options in `settings`, or its default."
-        v = settings.get(name) if isinstance(settings, dict) else None
-        return self.options[name] if v is None else v
+@patch
+def setting(self:Kind,
+            settings:dict|None, # This kind's entry of `encoders.json`, or a run's options for it
+            name:str, # A key of `options`
+           ):
+    "The value of one of this kind's options in `settings`, or its default."
+    v = settings.get(name) if isinstance(settings, dict) else None
+    return self.options[name] if v is None else v
 
 # %% ../nbs/00a_kinds.ipynb #k0registry
 KINDS = {} # name -> Kind, in registration order

@@ -220,7 +220,7 @@ def worker_devices(
 )->list[str]:
     "The device of every worker."
     import torch
-    from imgprep.encoders import pick_device
+    from imgprep.models import pick_device
     if num_gpus is None:
         visible = torch.cuda.device_count() if str(device) in ('auto', 'cuda') else 0
         num_gpus = visible if visible > 1 else 0

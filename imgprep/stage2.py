@@ -259,7 +259,7 @@ def _made_by_model(run:Planner, kind:str, computed:list)->bool:
 
 def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tuple:
     "(encoders.json as recorded, as it will be): this run's settings for the kinds it makes or the tree records, checked against the tree's."
-    from imgprep.encoders import describe_encoders
+    from imgprep.models import describe_encoders
     where = run.lay.base/ENCODERS_NAME
     recorded = read_encoders(where)
     known = (recorded or {}).get('kinds') or {}
