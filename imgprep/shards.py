@@ -98,7 +98,7 @@ def _read_into(fd:int, mv:memoryview)->bool:
     return True
 
 try: _sync_file_range = ctypes.CDLL(None, use_errno=True).sync_file_range
-except (OSError, AttributeError): _sync_file_range = None  # not Linux: the fsync at the end does all the work
+except (OSError, AttributeError, TypeError): _sync_file_range = None  # not Linux: the fsync at the end does all the work
 else: _sync_file_range.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
 
 def start_writeback(
