@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_shards.ipynb #7cfe185d
 from __future__ import annotations
-import argparse, ctypes, hashlib, io, json, math, os, random, re
+import argparse, hashlib, io, json, math, os, random, re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,11 +25,10 @@ from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, c
 
 # %% auto #0
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
-           'mask_npy', 'sample_json', 'start_writeback', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready',
-           'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes',
-           'shard_path', 'tree_of', 'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal',
-           'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable', 'write_shards', 'shard_parser',
-           'main']
+           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
+           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
+           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run',
+           'tidy_output', 'check_existing', 'resumable', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #a75714aa
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -88,32 +87,22 @@ def sample_json(
 
 # %% ../nbs/07_shards.ipynb #5d7d98b5
 def _write_all(fd:int, mv:memoryview):
+    "Write all of `mv` (`os.write` may write less)."
     while mv: mv = mv[os.write(fd, mv):]
 
 def _read_into(fd:int, mv:memoryview)->bool:
+    "Fill `mv` from `fd`; False when the file ends first."
     while mv:
         n = os.readv(fd, [mv])
         if not n: return False
         mv = mv[n:]
     return True
 
-try: _sync_file_range = ctypes.CDLL(None, use_errno=True).sync_file_range
-except (OSError, AttributeError, TypeError): _sync_file_range = None  # not Linux: the fsync at the end does all the work
-else: _sync_file_range.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
-
-def start_writeback(
-    fd:int, # File descriptor open for writing
-    offset:int, # First byte of the range just written
-    nbytes:int, # Its length
-):
-    "Have the kernel start writing a range to disk now, without waiting for it (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`; elsewhere nothing)."
-    if _sync_file_range: _sync_file_range(fd, offset, nbytes, 2)
-
 # %% ../nbs/07_shards.ipynb #54057f86
 CHUNK_SIZE = 256<<10
 
 class TarStream:
-    "Write a tar archive to `fd` in cache-sized chunks, hashing (sha256) each chunk on a helper thread and starting its write-back at once."
+    "Write a tar archive to `fd` in cache-sized chunks, hashing (sha256) each chunk on a helper thread."
     def __init__(self,
                  fd:int, # File descriptor open for writing, at offset 0
                  chunk_size:int=CHUNK_SIZE, # Bytes laid out in memory per write (a larger sample gets a larger chunk)
@@ -124,12 +113,11 @@ class TarStream:
         self.hasher = ThreadPoolExecutor(1)
 
     def _flush(self):
-        "Write the current chunk, queue it for hashing, start its write-back, and move to the next buffer once it is hashed."
+        "Write the current chunk, queue it for hashing, and move to the next buffer once it is hashed."
         if self.pos:
             mv = memoryview(self.bufs[self.i])[:self.pos]
             self.busy[self.i] = self.hasher.submit(self.sha.update, mv)
             _write_all(self.fd, mv)
-            start_writeback(self.fd, self.nbytes, self.pos)
             self.nbytes += self.pos
         self.i,self.pos = (self.i+1) % len(self.bufs),0
         if f := self.busy[self.i]: self.busy[self.i] = None; f.result()
