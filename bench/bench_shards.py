@@ -10,7 +10,7 @@ and synced first. Loaders: batches of `--batch` stacked numpy arrays from the sa
 Every contender runs once per round, interleaved (so a busy machine slows them alike); best and median of the rounds.
 Ratios are speed ratios: above 1 means imgprep is faster. Only public functions that main has are used, so the same
 script measures a baseline (`PYTHONPATH=/path/to/main python bench/bench_shards.py`)."""
-import argparse, io, json, os, shutil, statistics, subprocess, tarfile, tempfile, time
+import argparse, io, json, logging, os, shutil, statistics, subprocess, tarfile, tempfile, time
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +129,7 @@ def main():
     p.add_argument('--scan-n', type=int, default=0, help='also time the scan of this many records (0: not)')
     p.add_argument('--dir', default=os.path.join(tempfile.gettempdir(), 'imgprep_bench'))
     a = p.parse_args()
+    logging.disable(logging.WARNING)  # the synthetic tree has no encoders.json: the loader would warn each time
     root = Path(a.dir); root.mkdir(parents=True, exist_ok=True)
     print(f'machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start')
     lay = bench_tree(root/'stage2', a.n)
