@@ -255,12 +255,15 @@ def npy_problem(
     data:bytes|memoryview, # The whole `.npy` file
     rec:dict|None=None, # The record it belongs to: the array must then have one of the kind's shapes for it
     settings:dict|None=None, # The kind's entry of the tree's `encoders.json` (`kind_settings`; None: not recorded)
+    head:tuple|None=None, # (offset, shape, fortran_order, dtype) the caller already parsed from `data`: not parsed again
 )->str|None:
     "What is wrong with a `.npy` file as a `kind` array (header, dtype, the shapes allowed for `rec`, length, non-finite values), or None."
-    try:
-        start = npy_header_len(data)
-        shape,_,dtype = npy_header(bytes(data[:start]))
-    except ValueError as e: return str(e)
+    if head is None:
+        try:
+            start = npy_header_len(data)
+            shape,_,dtype = npy_header(bytes(data[:start]))
+        except ValueError as e: return str(e)
+    else: start,shape,_,dtype = head
     k = kind_of(kind)
     if why := _spec_problem(k.name, shape, dtype, tuple(k.shapes(rec, settings))): return why
     count = math.prod(shape)
@@ -268,16 +271,20 @@ def npy_problem(
     if n := count_nonfinite(np.frombuffer(data, dtype, count, start)): return f'{n} non-finite values'
 
 def load_npy_bytes(
-    b:bytes, # A whole `.npy` file
-)->np.ndarray:
+    b:bytes|bytearray, # A whole `.npy` file
+    head:tuple|None=None, # (offset, shape, fortran_order, dtype) the caller already parsed from `b`: not parsed again
+)->np.ndarray: # Writable: a view of `b` when `b` is writable (a bytearray), else a copy
     "The array of a `.npy` file in memory, never unpickling; `ValueError` when the file is not exactly its header and data."
-    start = npy_header_len(b)
-    shape,fortran,dtype = npy_header(bytes(b[:start]))
+    if head is None:
+        start = npy_header_len(b)
+        head = (start, *npy_header(bytes(b[:start])))
+    start,shape,fortran,dtype = head
     if dtype.hasobject: raise ValueError('object arrays are refused: loading them would unpickle')
     count = math.prod(shape)
     if len(b) != start + count*dtype.itemsize: raise ValueError(f'{len(b)} bytes, expected {start + count*dtype.itemsize}')
     a = np.frombuffer(b, dtype, count, start)
-    return (a.reshape(shape[::-1]).T if fortran else a.reshape(shape)).copy()
+    a = a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
+    return a if a.flags.writeable else a.copy()
 
 # %% ../nbs/01a_format.ipynb #91672e42
 UNRESOLVED = 'unresolved'

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import orjson
 import torch
 import torch.nn.functional as F
 import webdataset as wds
@@ -17,8 +18,8 @@ import webdataset as wds
 from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli, safe_key
 from .kinds import DEFAULT_KINDS, KINDS, kind_of
 from .buckets import cover_crop_box, parse_bucket
-from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_problem,
-                            record_problem)
+from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
+                            npy_problem, record_problem)
 
 BLOCK = 512 # tar block
 
@@ -49,15 +50,58 @@ def arrays(
     "The arrays of a decoded sample or batch: each kind's member and its mask's (`('dinov3', 'vae', 't5h', 't5m')` for the default kinds)."
     return tuple(m[:-len('.npy')] for m in members(kinds)[1:])
 
+# %% ../nbs/08_loader.ipynb #2fa1c9d7
 _FIX = 'the shard is damaged; run imgprep_verify_shards on its directory, then remake it with imgprep_shard --overwrite'
 
+def _json(b:bytes)->object:
+    "A `.json` member, parsed by orjson; what orjson refuses is parsed by `json`, so a bad one fails with the standard library's message."
+    try: return orjson.loads(b)
+    except orjson.JSONDecodeError: return json.loads(b)
+
+def _npy_head(
+    data:bytes, # A `.npy` member
+)->tuple: # (offset of the data, shape, fortran_order, dtype)
+    "The one parse of a member's `.npy` header (`format.npy_header`): the check reads it, the decoding reuses it."
+    start = npy_header_len(data)
+    return (start, *npy_header(bytes(data[:start])))
+
 def _mask_member(s:dict, k, settings:dict|None)->tuple:
-    "(mask as a list, problem): a mask member must be a uint8 vector of the kind's mask length."
+    "(mask as a list, parsed header, problem): a mask member must be a uint8 vector of the kind's mask length."
     ext,n = f'{k.mask_member}.npy',mask_length(k, settings)
-    try: m = load_npy_bytes(s[ext])
-    except ValueError as e: return None, f'.{ext} unreadable ({e})'
-    if m.dtype == np.uint8 and m.ndim == 1 and n in (None, len(m)): return m.tolist(), None
-    return None, f".{ext} is {m.dtype} {m.shape}, expected uint8 ({n or 'L'},)"
+    try: m = load_npy_bytes(s[ext], head := _npy_head(s[ext]))
+    except ValueError as e: return None, None, f'.{ext} unreadable ({e})'
+    if m.dtype == np.uint8 and m.ndim == 1 and n in (None, len(m)): return m.tolist(), head, None
+    return None, None, f".{ext} is {m.dtype} {m.shape}, expected uint8 ({n or 'L'},)"
+
+def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict)->str|None:
+    "`format.npy_problem` of a kind's member, its header parsed once and kept in `heads` for the decoding."
+    try: heads[k.member] = head = _npy_head(data)
+    except ValueError as e: return str(e)
+    return npy_problem(k, data, rec, settings, head)
+
+# %% ../nbs/08_loader.ipynb #b95a4544
+def _checked(s:dict, bucket:str|None, kinds:tuple, encoders:dict|None, meta:dict|None=None)->tuple:
+    "(problems, the parsed `.json`, array name -> its parsed header): `sample_problems`, with what it parsed for `decode_sample`."
+    have,want = {k for k in s if not k.startswith('__')},members(kinds)
+    if have != set(want): return [('bad_members', f'members {sorted(have)}, expected {list(want)}')], None, None
+    if meta is None:
+        try: meta = _json(s['json'])
+        except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')], None, None
+    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')], None, None
+    masks,bad_masks,heads = {},[],{}
+    for k in (k for k in map(kind_of, kinds) if k.mask):
+        masks[k.mask],heads[k.mask_member],why = _mask_member(s, k, settings := kind_settings(encoders, k))
+        if why: bad_masks.append(('bad_mask', why)); masks[k.mask] = [1]*(mask_length(k, settings) or 1)  # said once, not again below
+    rp = record_problem({**meta, **masks}, kinds=kinds, encoders=encoders)
+    # an array's shape follows its record only when the record is sound: a bad bucket or size says nothing about it (and is never allocated)
+    out = [(f'bad_{k.name}', f'.{k.member}.npy {why}') for k in map(kind_of, kinds)
+           if (why := _array_problem(k, s[f'{k.member}.npy'], None if rp else meta, kind_settings(encoders, k), heads))]
+    out += bad_masks + ([rp] if rp else [])
+    if bucket is not None and meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
+    try: key = safe_key(meta.get('image_id'))
+    except ValueError: key = s['__key__']  # a bad image_id is named above
+    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
+    return out, meta, heads
 
 def sample_problems(
     s:dict, # Raw webdataset sample
@@ -66,26 +110,9 @@ def sample_problems(
     encoders:dict|None=None, # How the arrays were made (`shard_encoders`; None: not recorded)
 )->list: # [(reason from `format.REASONS`, message)], empty when nothing is wrong
     "Check one raw sample: its members, the record rules of `format.record_problem`, its key and bucket, each array (`format.npy_problem`) and mask."
-    have,want = {k for k in s if not k.startswith('__')},members(kinds)
-    if have != set(want): return [('bad_members', f'members {sorted(have)}, expected {list(want)}')]
-    try: meta = json.loads(s['json'])
-    except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')]
-    if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')]
-    masks,bad_masks = {},[]
-    for k in (k for k in map(kind_of, kinds) if k.mask):
-        masks[k.mask],why = _mask_member(s, k, kind_settings(encoders, k))
-        if why: bad_masks.append(('bad_mask', why)); masks[k.mask] = [1]*(mask_length(k, kind_settings(encoders, k)) or 1)  # said once, not again below
-    rp = record_problem({**meta, **masks}, kinds=kinds, encoders=encoders)
-    # an array's shape follows its record only when the record is sound: a bad bucket or size says nothing about it (and is never allocated)
-    out = [(f'bad_{k.name}', f'.{k.member}.npy {why}') for k in map(kind_of, kinds)
-           if (why := npy_problem(k, s[f'{k.member}.npy'], None if rp else meta, kind_settings(encoders, k)))]
-    out += bad_masks + ([rp] if rp else [])
-    if bucket is not None and meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
-    try: key = safe_key(meta.get('image_id'))
-    except ValueError: key = s['__key__']  # a bad image_id is named above
-    if key != s['__key__']: out.append(('bad_key', f"key is not the safe key of image_id {meta['image_id']!r}"))
-    return out
+    return _checked(s, bucket, kinds, encoders)[0]
 
+# %% ../nbs/08_loader.ipynb #9f276c3f
 def decode_sample(
     sample:dict, # Raw webdataset sample: `__key__` plus bytes per member
     kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
@@ -97,13 +124,13 @@ def decode_sample(
         raise BadSample(f"{where}: no {', '.join('.' + m for m in missing)} member (it has "
                         f"{', '.join('.' + k for k in sample if not k.startswith('__')) or 'none'}); {_FIX}")
     try:
-        meta = json.loads(sample['json'])
+        meta = _json(sample['json'])
         if not isinstance(meta, dict) or not isinstance(meta.get('aspect_bucket'), str): raise ValueError('.json has no aspect_bucket')
     except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
-    if probs := sample_problems(sample, None, kinds, encoders):
-        raise BadSample(f'{where}: {probs[0][0]}: {probs[0][1]}' + (f' (and {len(probs)-1} more)' if len(probs) > 1 else '') + f'; {_FIX}')
+    probs,_,heads = _checked(sample, None, kinds, encoders, meta)
+    if probs: raise BadSample(f'{where}: {probs[0][0]}: {probs[0][1]}' + (f' (and {len(probs)-1} more)' if len(probs) > 1 else '') + f'; {_FIX}')
     try: return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
-                 **{a: load_npy_bytes(sample[f'{a}.npy']) for a in arrays(kinds)}}
+                 **{a: load_npy_bytes(sample[f'{a}.npy'], heads[a]) for a in arrays(kinds)}}
     except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
 
 # %% ../nbs/08_loader.ipynb #66e4288f
@@ -113,33 +140,49 @@ def _tar_int(field:bytes)->int:
     return int(field.strip(b'\0 ') or b'0', 8)
 
 def _tar_text(b:bytes, path, at:int)->str:
-    try: return b.rstrip(b'\0').decode('utf-8')
+    try: return bytes(b).rstrip(b'\0').decode('utf-8')
     except UnicodeDecodeError: raise ValueError(f'{path}: the member name at byte {at} is not UTF-8') from None
 
+def _readv(fd:int, bufs:list)->int:
+    "Fill `bufs` from `fd`, in one system call unless the file ends or a signal interrupts; the bytes read."
+    mvs,got = [memoryview(b) for b in bufs],0
+    while mvs and (n := os.readv(fd, mvs)):
+        got += n
+        while mvs and n >= len(mvs[0]): n -= len(mvs.pop(0))
+        if n: mvs[0] = mvs[0][n:]
+    return got
+
+# %% ../nbs/08_loader.ipynb #3befc52e
 def tar_members(
     path:str|Path, # A tar file
-)->Iterator: # (name, bytes) of each regular file, in order
-    "The regular files of an uncompressed tar, read sequentially with large reads; a size beyond the file's end is refused before any read."
+)->Iterator: # (name, data) of each regular file, in order; data is a bytearray, so arrays decoded from it need no copy
+    "The regular files of an uncompressed tar, read sequentially, one system call a member (its data, padding and the next header); a size beyond the file's end is refused before any read."
     fd,total = open_regular(path)
-    with os.fdopen(fd, 'rb', buffering=1<<20) as f:
-        long_name = None
-        while len(h := f.read(BLOCK)) == BLOCK and h.count(0) != BLOCK:
-            at = f.tell()-BLOCK
+    try:
+        long_name,pos,h = None,BLOCK,bytearray(BLOCK)
+        h = h[:_readv(fd, [h])]
+        while len(h) == BLOCK and h.count(0) != BLOCK:
+            at = pos-BLOCK
             try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
             except ValueError: ok = False  # a field that is not even a number: garbage, not a header
             if not ok: raise ValueError(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
-            kind = h[156:157]
-            if size > total - f.tell(): raise ValueError(f'{path}: truncated, or a bad header: the member at byte {f.tell()-BLOCK} claims {size} bytes, more than the file holds')
-            data = f.read(size)
-            if len(data) < size: raise ValueError(f'{path}: truncated in a member at byte {f.tell()-len(data)}')
-            f.read(-size % BLOCK)
-            if kind == b'L': long_name = _tar_text(data, path, at); continue
-            if kind in (b'x', b'g'): raise ValueError(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
-            name = long_name or _tar_text(h[:100], path, at)
-            if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
-            long_name = None
-            if kind in (b'0', b'\0'): yield name, data
+            kind = bytes(h[156:157])
+            if size > total - pos: raise ValueError(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
+            data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
+            got = _readv(fd, [data, rest])
+            if got < size: raise ValueError(f'{path}: truncated in a member at byte {pos}')
+            pos += len(data) + len(rest)
+            nxt = rest[-size % BLOCK:got-size]
+            if kind == b'L': long_name = _tar_text(data, path, at)
+            elif kind in (b'x', b'g'): raise ValueError(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
+            else:
+                name = long_name or _tar_text(h[:100], path, at)
+                if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
+                long_name = None
+                if kind in (b'0', b'\0'): yield name, data
+            h = nxt
         if 0 < len(h) < BLOCK: raise ValueError(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
+    finally: os.close(fd)
 
 def tar_samples(
     src, # webdataset stream of `{'url': path}`
@@ -340,6 +383,7 @@ def _manifest_encoders(d:Path)->dict|None:
     enc = m.get('encoders') if isinstance(m, dict) else None
     return enc if isinstance(enc, dict) else None
 
+# %% ../nbs/08_loader.ipynb #e1b97048
 def verify_shard(
     path:Path, # A shard
     problem, # Called with each problem's description
@@ -357,6 +401,7 @@ def verify_shard(
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 
+# %% ../nbs/08_loader.ipynb #e10f6656
 def verify_shards(
     d:str|Path, # Output directory of `imgprep_shard`
     max_warnings:int=20, # Problems logged one by one; the rest are only counted

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+from fastcore.basics import patch
 
 from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
@@ -42,11 +43,16 @@ _MTIME = _octal(TAR_MTIME, 12)
 _TAIL = bytes(100) + b'ustar  \0' + bytes(32+32+8+8+155+12)      # linkname, GNU magic, uname, gname, dev, prefix, pad
 _FIXED_SUM = sum(_MTIME + b' '*8 + _TAIL)                         # checksum of the fields that never change
 
+@lru_cache(maxsize=1024)
+def _layout(size:int, typeflag:bytes, owner:bytes)->tuple: # (header bytes 100-148, checksum of all but the name)
+    "What a header holds besides its name: built once per member size (all the latents of a bucket share one)."
+    mid = owner + _octal(size, 12) + _MTIME
+    return mid, _FIXED_SUM + sum(mid) - sum(_MTIME) + typeflag[0]  # the checksum field counts as 8 spaces
+
 def _header(name:bytes, size:int, typeflag:bytes=b'0', owner:bytes=_OWNER)->bytes:
     if size >= 8**11: raise ImgprepError(f'{name!r}: {size} bytes is too large for a tar member (8 GiB at most)')
-    sz = _octal(size, 12)
-    chksum = _FIXED_SUM + sum(owner) + sum(name) + sum(sz) + typeflag[0]  # the checksum field counts as 8 spaces
-    return name.ljust(100, b'\0') + owner + sz + _MTIME + b'%06o\0 ' % chksum + typeflag + _TAIL
+    mid,chksum = _layout(size, typeflag, owner)
+    return name.ljust(100, b'\0') + mid + b'%06o\0 ' % (chksum + sum(name)) + typeflag + _TAIL
 
 def tar_header(
     name:str, # Member name (UTF-8)
@@ -66,26 +72,33 @@ def _npy_bytes(arr:np.ndarray)->bytes:
 @lru_cache(maxsize=64)
 def _mask_header(n:int)->bytes: return _npy_bytes(np.zeros(n, np.uint8))[:-n or None]
 
-def mask_npy(mask:list)->bytes:
+def mask_npy(
+    mask:list, # A caption mask from a Stage 2 record: checked 0s and 1s
+)->bytes: # A whole uint8 `.npy` file
     "A mask member (`.t5m.npy`, `.t5xxlm.npy`): a checked list of 0s and 1s as a uint8 `.npy`."
     return _mask_header(len(mask)) + bytes(mask)
 
-def sample_json(rec:dict)->bytes:
+def sample_json(
+    rec:dict, # A ready Stage 2 record
+)->bytes: # Compact UTF-8 JSON
     "The `.json` member: the Stage 2 record without the masks of the registered kinds, compact UTF-8."
     masks = {k.mask for k in KINDS.values() if k.mask}
     return json.dumps({k:v for k,v in rec.items() if k not in masks}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
 # %% ../nbs/07_shards.ipynb #5d7d98b5
 def _write_all(fd:int, mv:memoryview):
+    "Write all of `mv` (`os.write` may write less)."
     while mv: mv = mv[os.write(fd, mv):]
 
 def _read_into(fd:int, mv:memoryview)->bool:
+    "Fill `mv` from `fd`; False when the file ends first."
     while mv:
         n = os.readv(fd, [mv])
         if not n: return False
         mv = mv[n:]
     return True
 
+# %% ../nbs/07_shards.ipynb #54057f86
 CHUNK_SIZE = 256<<10
 
 class TarStream:
@@ -110,28 +123,10 @@ class TarStream:
         if f := self.busy[self.i]: self.busy[self.i] = None; f.result()
 
     def _room(self, n:int)->memoryview:
+        "The current buffer, with room for `n` more bytes after `pos` (flushed first, or grown, when it has not)."
         if self.pos + n > len(self.bufs[self.i]): self._flush()
         if n > len(self.bufs[self.i]): self.bufs[self.i] = bytearray(n)
         return memoryview(self.bufs[self.i])
-
-    def add(self,
-            members:list, # [(name, bytes | (fd, size), check | None)]; `check(data)` returns a problem or None
-           )->str|None: # None when added, else `'<name>: <problem>'` and nothing was added
-        "Append the members of one sample, all or none."
-        sizes = [len(src) if isinstance(src, bytes) else src[1] for _,src,_ in members]
-        heads = [tar_header(name, n) for (name,_,_),n in zip(members, sizes)]
-        mv = self._room(sum(len(h) + n + (-n % BLOCK) for h,n in zip(heads, sizes)))
-        pos = self.pos
-        for (name,src,check),head,n in zip(members, heads, sizes):
-            mv[pos:pos+len(head)] = head
-            pos += len(head)
-            data = mv[pos:pos+n]
-            if isinstance(src, bytes): data[:] = src
-            elif not _read_into(src[0], data): return f'{name}: file shrank while being read'
-            if check and (why := check(data)): return f'{name}: {why}'
-            mv[pos+n:pos+n+(-n % BLOCK)] = _ZEROS[:-n % BLOCK]
-            pos += n + (-n % BLOCK)
-        self.pos = pos
 
     def close(self)->tuple: # (bytes written, sha256 hex digest)
         "End the archive (two zero blocks, padded to a whole record) and wait for the hasher."
@@ -149,15 +144,39 @@ class TarStream:
             if f: f.exception()
         self.hasher.shutdown()
 
+# %% ../nbs/07_shards.ipynb #5a72a931
+@patch
+def add(self:TarStream,
+        members:list, # [(name, bytes | (fd, size), check | None)]; `check(data)` returns a problem or None
+       )->str|None: # None when added, else `'<name>: <problem>'` and nothing was added
+    "Append the members of one sample, all or none."
+    sizes = [len(src) if isinstance(src, bytes) else src[1] for _,src,_ in members]
+    heads = [tar_header(name, n) for (name,_,_),n in zip(members, sizes)]
+    mv = self._room(sum(len(h) + n + (-n % BLOCK) for h,n in zip(heads, sizes)))
+    pos = self.pos
+    for (name,src,check),head,n in zip(members, heads, sizes):
+        mv[pos:pos+len(head)] = head
+        pos += len(head)
+        data = mv[pos:pos+n]
+        if isinstance(src, bytes): data[:] = src
+        elif not _read_into(src[0], data): return f'{name}: file shrank while being read'
+        if check and (why := check(data)): return f'{name}: {why}'
+        mv[pos+n:pos+n+(-n % BLOCK)] = _ZEROS[:-n % BLOCK]
+        pos += n + (-n % BLOCK)
+    self.pos = pos
+
 # %% ../nbs/07_shards.ipynb #fc70cc69
 class ShardFile:
     "One shard being written to a temporary beside `path`; `commit` makes it durable and renames it."
-    def __init__(self, path:Path):
+    def __init__(self,
+                 path:Path): # Final name of the shard (`shard_path`); the temporary goes beside it
         self.path,self.tmp,self.samples = Path(path),temp_path(Path(path)),0
         self.fd = os.open(self.tmp, os.O_WRONLY|os.O_CREAT|os.O_EXCL, 0o644)
         self.tar = TarStream(self.fd)
 
-    def add(self, members:list)->str|None:
+    def add(self,
+            members:list, # [(name, bytes | (fd, size), check | None)], as `TarStream.add` takes them
+           )->str|None: # None when added, else `'<name>: <problem>'`
         "Append one sample (see `TarStream.add`)."
         why = self.tar.add(members)
         if why is None: self.samples += 1
@@ -180,7 +199,7 @@ class ShardFile:
 
 # %% ../nbs/07_shards.ipynb #aa841102
 def stage2_encoders(
-    layout:Stage2Layout,
+    layout:Stage2Layout, # The Stage 2 tree
 )->dict|None:
     "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
     return read_encoders(layout.base/ENCODERS_NAME)  # the one reader: a FIFO or a damaged file is one line, never a hang
@@ -202,9 +221,9 @@ MAX_WARNINGS = 20
 class Sample:
     "A ready Stage 2 record."
     line: int # Line in the JSONL
-    image_id: str
-    bucket: str
-    record: dict
+    image_id: str # Its image_id (validated)
+    bucket: str # Its aspect bucket, such as '1024x1024'
+    record: dict # The whole Stage 2 record
 
 @dataclass
 class Scan:
@@ -245,7 +264,9 @@ def scan_stage2(
 # %% ../nbs/07_shards.ipynb #f80d469f
 SPLITS = ('train', 'val')
 
-def record_split(rec:dict)->str:
+def record_split(
+    rec:dict, # A Stage 2 record
+)->str: # 'train' or 'val'
     "The split a record belongs to: its `split` field, 'train' when it has none."
     return rec.get('split', 'train')
 
@@ -262,18 +283,23 @@ def select_samples(
     if shuffle: random.Random(seed).shuffle(keep)
     return keep if limit is None else keep[:limit]
 
-def group_by_bucket(samples:list)->dict:
+def group_by_bucket(
+    samples:list, # `Sample`s, in the order they will be written
+)->dict:
     "bucket -> its samples in the given order, buckets sorted by name."
     groups = {}
     for s in samples: groups.setdefault(s.bucket, []).append(s)
     return dict(sorted(groups.items()))
 
-def shard_sizes(n:int, shard_size:int)->list:
+def shard_sizes(
+    n:int, # Samples to write in one bucket
+    shard_size:int, # Samples per shard
+)->list:
     "Samples per shard for `n` samples: full shards, then the rest."
     return [min(shard_size, n-i) for i in range(0, n, shard_size)]
 
 def shard_path(
-    output_dir:str|Path,
+    output_dir:str|Path, # Output directory of `imgprep_shard` ('' for the path relative to it)
     bucket:str, # Such as '1024x1024'
     index:int, # 0-based shard number within the bucket
 )->Path:
@@ -299,7 +325,7 @@ def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
     key:str, # WebDataset key of the sample (`core.safe_key`)
-    layout:Stage2Layout,
+    layout:Stage2Layout, # The Stage 2 tree its arrays come from
 )->str|None: # None when added, else why it was not
     "Append the members of `sample` to `shard`: `.json`, then each kind's array and mask (`format.members`)."
     kinds,settings,dirs = tree_of(layout)
@@ -319,7 +345,16 @@ def add_sample(
 # %% ../nbs/07_shards.ipynb #2631520d
 RUN_JOURNAL = '.imgprep_shard_run.jsonl'
 
-def run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split)->dict:
+def run_flags(
+    jsonl:str|Path, # Stage 2 metadata JSONL
+    derived_dir:str|Path, # Stage 2 base directory
+    shard_size:int, # Samples per shard
+    limit:int|None, # At most this many samples in all
+    shuffle:bool, # Samples shuffled before the limit
+    seed:int, # Shuffle seed
+    buckets:list|None, # Only these buckets (checked names, sorted), or None for all
+    split:str|None, # Only this split, or None for all
+)->dict:
     "The flags that decide which shards a run writes, as its journal and manifest record them."
     return dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle,
                 seed=seed, buckets=buckets, split=split)
@@ -332,7 +367,9 @@ def flags_difference(
     for k in [*now, *(k for k in then if k not in now)]:
         if then.get(k) != now.get(k): return f"--{k.replace('_', '-')} {then.get(k)!r} (earlier run) / {now.get(k)!r} (this run)"
 
-def source_identity(path:Path)->dict:
+def source_identity(
+    path:Path, # The Stage 2 JSONL
+)->dict: # ino, size, mtime_ns
     "What tells one version of the Stage 2 JSONL from another (Stage 2 replaces it by rename: a new inode)."
     st = os.stat(path)
     return dict(ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
@@ -341,13 +378,16 @@ def source_identity(path:Path)->dict:
 @dataclass
 class RunJournal:
     "`<output_dir>/.imgprep_shard_run.jsonl`: the flags a run started with, then one line per shard on disk."
-    path: Path
+    path: Path # Where the journal is
 
-    def start(self, flags:dict, source:dict):
+    def start(self,
+              flags:dict, # This run's `run_flags`
+              source:dict): # `source_identity` of its JSONL
         "Begin a run: write the header line atomically, replacing any earlier journal."
         atomic_write_bytes(self.path, dumps_record(dict(flags=flags, source=source)))
 
-    def add(self, entry:dict):
+    def add(self,
+            entry:dict): # A committed shard's manifest entry, with `consumed` and `invalid`
         "Append one committed shard's entry and make it durable."
         with open(self.path, 'ab') as f: f.write(dumps_record(entry)); f.flush(); os.fsync(f.fileno())
 
@@ -379,7 +419,7 @@ def _manifest_flags(path:Path)->dict|None:
     except (ValueError, AttributeError): return None
 
 def earlier_run(
-    output_dir:Path,
+    output_dir:Path, # Output directory of `imgprep_shard`
 )->EarlierRun:
     "Tell a finished earlier run (a manifest of the journal's flags, or no journal) from an unfinished one."
     journal,manifest = RunJournal(output_dir/RUN_JOURNAL),output_dir/MANIFEST_NAME
@@ -391,14 +431,14 @@ def earlier_run(
     return EarlierRun('none')
 
 def tidy_output(
-    output_dir:Path,
+    output_dir:Path, # Output directory of `imgprep_shard`
 ):
     "Remove what a killed run leaves and no run needs: temporaries, and the journal of a run that did write its manifest."
     remove_temps(output_dir)
     if earlier_run(output_dir).state == 'finished': RunJournal(output_dir/RUN_JOURNAL).remove()
 
 def check_existing(
-    output_dir:Path,
+    output_dir:Path, # Output directory of `imgprep_shard`
     flags:dict, # This run's `run_flags`
     overwrite:bool, # Replacing is allowed
 )->EarlierRun:
@@ -423,6 +463,7 @@ def _check_args(shard_size, limit, progress_every, buckets, split)->list|None:
     if isinstance(buckets, str): buckets = [buckets]
     return None if not buckets else sorted({bucket_name(parse_bucket(b)) for b in buckets})
 
+# %% ../nbs/07_shards.ipynb #3a7968d3
 _MANIFEST_KEYS = ('path', 'bucket', 'samples', 'bytes', 'sha256')
 
 @dataclass
@@ -449,47 +490,51 @@ class _ShardRun:
         shard.commit()
         self.journal.add(entry)  # only once the shard is on disk under its final name
 
-    def write_bucket(self,
-                     bucket:str,
-                     samples:list, # The bucket's samples, in order
-                     done:list=(), # Journaled shards of an unfinished run of the same flags, still on disk
-                    ):
-        "Fill shards of `shard_size` valid samples from `samples`, after the shards `done`."
-        d = self.out/f'bucket_{bucket}'
-        d.mkdir(parents=True, exist_ok=True)
-        remove_temps(d)
-        self.entries += [{k: e[k] for k in _MANIFEST_KEYS} for e in done]
-        self.counts['skipped_invalid'] += sum(e['invalid'] for e in done)
-        start = done[-1]['consumed'] if done else 0
-        shard,index,invalid = None,len(done),0
-        try:
-            for consumed,s in enumerate(samples[start:], start+1):
-                if shard is None: shard = ShardFile(shard_path(self.out, bucket, index))
-                if why := add_sample(shard, s, self.keys[s.image_id], self.layout):
-                    self.counts['skipped_invalid'] += 1; invalid += 1
-                    logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
-                    continue
-                self.prog.tick()
-                if shard.samples == self.shard_size: self.finish(shard, bucket, consumed, invalid); shard,index,invalid = None,index+1,0
-            if shard is not None and shard.samples: self.finish(shard, bucket, len(samples), invalid); shard = None
-        finally:
-            if shard is not None: shard.abort()
-
     def wait(self):
         "Wait for every commit."
         try:
             for f in self.commits: f.result()
         finally: self.pool.shutdown()
 
-    def write(self, groups:dict, done:dict):
-        "Write every bucket after its `done` shards and wait for the commits; an OS error (a full disk) names the output."
+# %% ../nbs/07_shards.ipynb #9408e800
+@patch
+def write_bucket(self:_ShardRun,
+                 bucket:str,
+                 samples:list, # The bucket's samples, in order
+                 done:list=(), # Journaled shards of an unfinished run of the same flags, still on disk
+                ):
+    "Fill shards of `shard_size` valid samples from `samples`, after the shards `done`."
+    d = self.out/f'bucket_{bucket}'
+    d.mkdir(parents=True, exist_ok=True)
+    remove_temps(d)
+    self.entries += [{k: e[k] for k in _MANIFEST_KEYS} for e in done]
+    self.counts['skipped_invalid'] += sum(e['invalid'] for e in done)
+    start = done[-1]['consumed'] if done else 0
+    shard,index,invalid = None,len(done),0
+    try:
+        for consumed,s in enumerate(samples[start:], start+1):
+            if shard is None: shard = ShardFile(shard_path(self.out, bucket, index))
+            if why := add_sample(shard, s, self.keys[s.image_id], self.layout):
+                self.counts['skipped_invalid'] += 1; invalid += 1
+                logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
+                continue
+            self.prog.tick()
+            if shard.samples == self.shard_size: self.finish(shard, bucket, consumed, invalid); shard,index,invalid = None,index+1,0
+        if shard is not None and shard.samples: self.finish(shard, bucket, len(samples), invalid); shard = None
+    finally:
+        if shard is not None: shard.abort()
+
+# %% ../nbs/07_shards.ipynb #63f2a19e
+@patch
+def write(self:_ShardRun, groups:dict, done:dict):
+    "Write every bucket after its `done` shards and wait for the commits; an OS error (a full disk) names the output."
+    try:
         try:
-            try:
-                for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
-            finally: self.wait()
-        except OSError as e:
-            e.filename = e.filename or str(self.out)
-            raise
+            for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
+        finally: self.wait()
+    except OSError as e:
+        e.filename = e.filename or str(self.out)
+        raise
 
 # %% ../nbs/07_shards.ipynb #b1ad87c7
 def resumable(
@@ -520,6 +565,22 @@ def _kept(out:Path, e:dict, bucket:str, before:list, groups:dict)->bool:
     except (KeyError, TypeError, OSError): return False
 
 # %% ../nbs/07_shards.ipynb #61570595
+def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict)->dict:
+    "The counters of a dry run: what the run would write, under names that say so (`would_write_samples`, `would_write_shards`)."
+    plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
+    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
+    if old := existing_shards(out): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
+    return {**counts, 'would_write_samples': sum(map(sum, plan.values())), 'would_write_shards': sum(map(len, plan.values()))}
+
+def _nothing_to_write(counts:dict)->dict:
+    logger.warning('no samples to write')
+    return counts
+
+def _remove_unplanned(out:Path, entries:list):
+    "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
+    for p in sorted(set(existing_shards(out)) - {out/e['path'] for e in entries}): p.unlink(); logger.info(f'removed {p} (not part of this run)')
+
+# %% ../nbs/07_shards.ipynb #31f765e0
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
@@ -570,28 +631,15 @@ def write_shards(
         run.journal.remove()
     return counts
 
-def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict)->dict:
-    "The counters of a dry run: what the run would write, under names that say so (`would_write_samples`, `would_write_shards`)."
-    plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
-    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
-    if old := existing_shards(out): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
-    return {**counts, 'would_write_samples': sum(map(sum, plan.values())), 'would_write_shards': sum(map(len, plan.values()))}
-
-def _nothing_to_write(counts:dict)->dict:
-    logger.warning('no samples to write')
-    return counts
-
-def _remove_unplanned(out:Path, entries:list):
-    "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
-    for p in sorted(set(existing_shards(out)) - {out/e['path'] for e in entries}): p.unlink(); logger.info(f'removed {p} (not part of this run)')
-
 # %% ../nbs/07_shards.ipynb #93e55425
 def shard_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_shard`: `write_shards`' parameters, with their docments as help."
     return cli_parser(write_shards, 'imgprep_shard', buckets=dict(flag='--bucket', metavar='WxH'), split=dict(choices=SPLITS),
                       epilog='All ready records are held in memory (about 1 KB each: 60 MB for 60,000) so they can be shuffled and limited.')
 
-def main(argv:list|None=None):
+def main(
+    argv:list|None=None, # Command-line arguments (default: `sys.argv[1:]`)
+):
     "Command line entry point of `imgprep_shard`."
     run_cli('imgprep_shard', write_shards, **vars(shard_parser().parse_args(argv)), failed=lambda c: c.get('written_samples', c.get('would_write_samples')) == 0)
 
