@@ -17,10 +17,10 @@ from .format import ENCODERS_NAME, kind_settings, read_encoders
 
 # %% auto #0
 __all__ = ['CURATION_DIR', 'DECISION_NAME', 'DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES',
-           'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors',
-           'tree_vectors', 'exact_pairs', 'approx_pairs', 'components', 'keep_order', 'kept_row', 'decision_rows',
-           'write_decision', 'dinov3_provenance', 'read_decision', 'near_duplicate_drops', 'search',
-           'find_near_duplicates', 'nn_report', 'dedup_parser', 'main']
+           'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path',
+           'TreeVectors', 'tree_vectors', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order',
+           'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'near_duplicate_drops',
+           'search', 'find_near_duplicates', 'nn_report', 'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
@@ -133,13 +133,26 @@ def _pairs_out(nn, pairs, sims)->tuple:
     o = np.lexsort((P[:, 1], P[:, 0]))
     return nn, P[o], s[o]
 
-# %% ../nbs/06e_dedup.ipynb #069689c0
-EXACT_MAX = 20_000 # above this many vectors on the CPU, --method auto builds an approximate index (measured: bench/bench_dedup.py)
+# %% ../nbs/06e_dedup.ipynb #e3ea4eb7
+EXACT_MAX = 10_000 # above this many vectors on the CPU, --method auto builds an approximate index (20,000 vectors on 2 busy cores: exact 30 s, approx 11 s)
+APPROX_PQ_MIN = 10_000 # from this many vectors the index holds PQ codes (it needs enough to train them); below, plain IVF
 
 def _faiss():
+    # before faiss loads its OpenMP runtime: threads that spin while they wait made training 10x slower on a busy machine (measured)
+    os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
     try: import faiss
     except ImportError: raise ImgprepError('--method approx needs faiss: pip install -e ".[dedup]" (faiss-cpu)') from None
     return faiss
+
+def ivf_spec(
+    n:int, # Vectors
+    d:int=1024, # Their width
+    nlist:int|None=None, # IVF cells (default: sqrt(n), from 1 to 4096)
+    pca:int=256, # Width the cells and codes are computed in
+)->str: # A faiss index_factory description
+    "The index for `n` vectors: PCA to `pca` dimensions, IVF cells, 4-bit PQ codes scanned with SIMD, exact distances re-ranked from the vectors kept; small sets: plain IVF."
+    nlist = min(n, nlist or max(1, min(4096, int(np.sqrt(n)))))
+    return f'PCA{min(pca, d)},IVF{nlist},PQ{min(pca, d)//4}x4fs,RFlat' if n >= APPROX_PQ_MIN else f'IVF{nlist},Flat'
 
 def approx_pairs(
     read, # read(rows) -> (len(rows), d) float32 unit rows, for ascending row numbers
@@ -147,28 +160,32 @@ def approx_pairs(
     threshold:float|None, # Keep the pairs at or above this cosine (None: only the nearest neighbours)
     neighbours:int=16, # Nearest neighbours kept per row
     nprobe:int=16, # IVF cells searched per row
-    nlist:int|None=None, # IVF cells (default: 4*sqrt(n), at most 8192)
-    d:int=1024, # Width of a vector
+    spec:str|None=None, # faiss index_factory description (default: `ivf_spec(n)`)
+    k_factor:int=4, # Candidates per neighbour whose exact distance is computed (PQ indexes)
     block:int=16384, # Rows added and searched at a time
-    seed:int=0, # Which rows train the cells
+    seed:int=0, # Which rows train the index
 )->tuple: # as `exact_pairs`
     "The pairs at cosine >= `threshold` among each row's `neighbours` nearest, by a faiss IVF index; and each row's nearest-neighbour cosine."
     faiss = _faiss()
-    nlist = min(n, nlist or max(1, min(8192, int(4*np.sqrt(n)))))
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.niter, index.cp.min_points_per_centroid, index.cp.max_points_per_centroid, index.cp.seed = 10, 1, 64, seed  # no warning on stderr for a small sample
-    index.train(read(np.sort(np.random.default_rng(seed).choice(n, min(n, 32*nlist), replace=False))))
-    for a in range(0, n, block): index.add(read(np.arange(a, min(n, a+block))))
-    index.make_direct_map(); index.nprobe = nprobe
+    index = faiss.index_factory(1024, spec or ivf_spec(n))  # L2 on unit vectors: |x - y|^2 = 2 - 2 cos
+    ivf = faiss.extract_index_ivf(index)
+    ivf.cp.niter, ivf.cp.min_points_per_centroid, ivf.cp.seed = 10, 1, seed  # min 1: no warning on stderr for a small sample
+    index.train(read(np.sort(np.random.default_rng(seed).choice(n, min(n, 40*ivf.nlist), replace=False))))
+    zero = np.zeros(n, bool)
+    for a in range(0, n, block):
+        V = read(np.arange(a, min(n, a+block))); zero[a:a+len(V)] = ~V.any(1); index.add(V)
+    if 'RFlat' not in (spec or ivf_spec(n)): ivf.make_direct_map()
+    faiss.ParameterSpace().set_index_parameters(index, f'nprobe={nprobe}' + (',k_factor_rf=' + str(k_factor) if isinstance(index, faiss.IndexRefine) else ''))
     nn,pairs,sims,found,k = np.full(n, -1, np.float32),[],[],0,min(neighbours + 1, n)
     for a in range(0, n, block):
         D,I = index.search(index.reconstruct_n(a, min(n, a+block) - a), k)
         rows = np.arange(a, a + len(I))[:, None]
-        D[(I == rows) | (I < 0)] = -1  # itself, or no more neighbours in the cells searched
-        nn[a:a+len(I)] = D.max(1)
+        C = 1 - D/2
+        C[(I == rows) | (I < 0) | zero[np.maximum(I, 0)] | zero[rows]] = -1  # itself, no more neighbours, or an unusable vector
+        nn[a:a+len(I)] = C.max(1)
         if threshold is None: continue
-        i,c = np.nonzero(D >= threshold)
-        pairs.append(np.stack([np.minimum(rows[i, 0], I[i, c]), np.maximum(rows[i, 0], I[i, c])], 1)); sims.append(D[i, c])
+        i,c = np.nonzero(C >= threshold)
+        pairs.append(np.stack([np.minimum(rows[i, 0], I[i, c]), np.maximum(rows[i, 0], I[i, c])], 1)); sims.append(C[i, c])
         _too_many(found := found + len(i), n, threshold)
     nn,P,s = _pairs_out(nn, pairs, sims)
     first = np.ones(len(P), bool); first[1:] = (P[1:] != P[:-1]).any(1)  # a pair both of its images found
@@ -325,7 +342,7 @@ def find_near_duplicates(
     derived_dir:str|Path='data/derived', # Stage 2 base directory: its metadata JSONL and dinov3/ vectors
     threshold:float=DEFAULT_THRESHOLD, # Cosine of DINOv3 vectors from which two images are near-duplicates, in (0, 1]; provisional default, see --report
     keep:str='pixels', # Which image of a group stays: pixels (the most), caption (the longest), first (in the JSONL), id (the smallest); ties: the smallest image_id
-    method:str='auto', # exact (blocked matrix products), approx (faiss IVF index), or auto: exact up to EXACT_MAX images on the CPU, always on a GPU
+    method:str='auto', # exact (blocked matrix products), approx (faiss IVF index), or auto: exact up to 10,000 images on the CPU, always on a GPU
     device:str='auto', # Where the exact products run: auto (cuda when there is one), cpu, cuda, cuda:N
     neighbours:int=16, # approx: nearest neighbours looked at per image
     nprobe:int=16, # approx: index cells searched per image (more: slower, fewer pairs missed)
