@@ -27,7 +27,8 @@ if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_require
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 ray_requirements = (cfg.get('ray_requirements') or '').split()  # `pip install -e ".[ray]"`: Stage 2 and the Arrow tool on a Ray cluster
-dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements  # the tests run the --ray paths
+dedup_requirements = (cfg.get('dedup_requirements') or '').split()  # `pip install -e ".[dedup]"`: the approximate index of imgprep_dedup
+dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements + dedup_requirements  # the tests run the --ray and faiss paths
 
 package_data = dict()
 pkg_data = cfg.get('package_data', None)
@@ -48,7 +49,7 @@ setuptools.setup(
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements },
+    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements, 'dedup': dedup_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

@@ -19,6 +19,7 @@ from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
+from .dedup import decision_path, near_duplicate_drops
 from .buckets import bucket_name, parse_bucket
 from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, count_nonfinite, existing_shards, kind_settings, mask_problem, members,
                             npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
@@ -28,7 +29,8 @@ __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNIN
            'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
            'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
            'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run',
-           'tidy_output', 'check_existing', 'resumable', 'write_shards', 'shard_parser', 'main']
+           'tidy_output', 'check_existing', 'resumable', 'without_near_duplicates', 'write_shards', 'shard_parser',
+           'main']
 
 # %% ../nbs/07_shards.ipynb #a75714aa
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -354,10 +356,12 @@ def run_flags(
     seed:int, # Shuffle seed
     buckets:list|None, # Only these buckets (checked names, sorted), or None for all
     split:str|None, # Only this split, or None for all
+    near_duplicates:str|None=None, # sha256 of the near-duplicate decision the run honours (None: none)
 )->dict:
     "The flags that decide which shards a run writes, as its journal and manifest record them."
-    return dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle,
-                seed=seed, buckets=buckets, split=split)
+    flags = dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle,
+                 seed=seed, buckets=buckets, split=split)
+    return flags if near_duplicates is None else dict(flags, near_duplicates=near_duplicates)  # runs before decisions existed match
 
 def flags_difference(
     then:dict, # Flags an earlier run started with
@@ -580,6 +584,20 @@ def _remove_unplanned(out:Path, entries:list):
     "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
     for p in sorted(set(existing_shards(out)) - {out/e['path'] for e in entries}): p.unlink(); logger.info(f'removed {p} (not part of this run)')
 
+# %% ../nbs/07_shards.ipynb #899d95af
+def without_near_duplicates(
+    scan:Scan, # What `scan_stage2` found; gains a `near_duplicate` count when a decision is honoured
+    base:Path, # The Stage 2 base directory
+    keep:bool=False, # Honour no decision (`--keep-near-duplicates`)
+)->tuple: # (samples to shard, the decision's sha256 or None)
+    "The ready samples less the images the tree's near-duplicate decision leaves out."
+    path = decision_path(base)
+    if keep or not path.exists(): return scan.samples, None
+    drops = near_duplicate_drops(base)
+    kept = [s for s in scan.samples if s.image_id not in drops]
+    scan.counts['near_duplicate'] = len(scan.samples) - len(kept)
+    return kept, file_sha256(path)
+
 # %% ../nbs/07_shards.ipynb #31f765e0
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go
@@ -594,15 +612,17 @@ def write_shards(
     overwrite:bool=False, # Replace a finished earlier run's shards instead of raising FileExistsError (an unfinished run of the same flags is finished without it)
     dry_run:bool=False, # Scan and report what would be written; write nothing
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
+    keep_near_duplicates:bool=False, # Also write the images `imgprep_dedup` decided to leave out (<derived_dir>/curation/near_duplicates.jsonl)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
     out,layout = Path(output_dir),Stage2Layout(derived_dir)
     jsonl = Path(jsonl) if jsonl else layout.jsonl
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
-    flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split),source_identity(jsonl),stage2_encoders(layout)
     scan = scan_stage2(jsonl, layout, progress_every)
-    groups = group_by_bucket(select_samples(scan.samples, buckets, shuffle, seed, limit, split))
+    samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates)
+    flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
+    groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
     keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
     for b in buckets or []:
         if b not in groups: logger.warning(f'bucket {b}: no ready samples')
