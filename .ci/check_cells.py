@@ -9,7 +9,7 @@ MAX_EXPORT = 60
 NO_VALUE = {'print', 'display', 'show_doc', 'test_eq', 'test_ne', 'test_close', 'test_fail', 'test_is', 'test_warns',
             'test_stdout', 'test_eq_type', 'test_shuffled', 'test_fig_exists', 'test', 'nbdev_export', 'show', 'filterwarnings',
             'simplefilter', 'seed', 'manual_seed', 'set_num_threads', 'mkdir', 'unlink', 'rmtree', 'close', 'append', 'extend',
-            'update', 'sleep', 'setLevel', 'chmod', 'touch', 'register_kind', 'savefig', 'tight_layout'}  # calls that return None
+            'update', 'sleep', 'setLevel', 'chmod', 'chdir', 'touch', 'register_kind', 'savefig', 'tight_layout'}  # calls that return None
 SKIPPED = re.compile(r'^#\|\s*(?:hide|export\w*|eval:\s*false|slow\b|cuda\b)', re.M)
 LINK = re.compile(r'\]\(([^)\s#]+\.ipynb)(?:#[^)]*)?\)|\]\(([^)\s#]+\.html)(?:#[^)]*)?\)')
 

@@ -4,20 +4,19 @@
 
 # %% ../nbs/06c_commit.ipynb #c0imports
 from __future__ import annotations
-import hashlib, os, shutil
+import hashlib, os
 from pathlib import Path
 from typing import Iterator
 
 import orjson
 
-from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, ids_in_dir, iter_jsonl, logger
+from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .plan import fault
-from .encode import NOTES_DIR
+from .encode import read_notes, remove_notes
 
 # %% auto #0
-__all__ = ['SAMPLE', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'read_notes', 'tiled_path',
-           'tiled_latents', 'fold_notes']
+__all__ = ['SAMPLE', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'tiled_path', 'tiled_latents',
+           'fold_notes']
 
 # %% ../nbs/06c_commit.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -94,6 +93,7 @@ def _header(f)->dict|None:
     except ValueError: return None
     return h if isinstance(h, dict) and h.get('journal') == 1 else None
 
+# %% ../nbs/06c_commit.ipynb #c0applies
 def _merged_into(journal:Path)->set:
     "`(dev, ino)` of every file a merge of this journal was about to rename into place (its last lines say)."
     with open(journal, 'rb') as f:
@@ -122,6 +122,7 @@ def _applies(head:dict|None, journal:Path)->str:
             if f.read(1) != b'\n': return 'replaced'
     return 'yes' if _prefix_digest(head['source'], size) == head['prefix'] else 'replaced'
 
+# %% ../nbs/06c_commit.ipynb #c0changes
 def _changes(entries:Iterator, drop:bool=True)->bool:
     "Would applying `entries` change the file: a rewritten line or, when bad lines are dropped, a dropped line or a bad line skipped?"
     n = 0
@@ -137,6 +138,7 @@ def _finished(journal:Path)->bool:
         f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
         return any(raw.startswith(b'{"end":') for raw in f.read().split(b'\n'))
 
+# %% ../nbs/06c_commit.ipynb #c0dropped
 def _nl(raw:bytes)->bytes: return raw if raw.endswith(b'\n') else raw + b'\n'
 
 class _Dropped:
@@ -168,6 +170,7 @@ class _Dropped:
     def __enter__(self): return self
     def __exit__(self, *exc): return self.writer is not None and self.writer.__exit__(*exc)
 
+# %% ../nbs/06c_commit.ipynb #c0write
 def _copy_tail(s, out):
     "Copy what was appended to the source `s` since it was read to its end."
     last = b'\n'
@@ -204,6 +207,7 @@ def _write_merged(src:Path, entries:Iterator, dst:Path, journal:Path, drop:bool=
             with open(journal, 'ab') as j: j.write(dumps_record({'merging': [st.st_dev, st.st_ino]}))  # so a rerun knows it was applied
         except OSError as e: raise _named(e, journal)
 
+# %% ../nbs/06c_commit.ipynb #c0merge
 def merge_journal(
     journal:Path, # A journal written by `Journal`
     dst:Path, # The JSONL to replace (the journal's source, or a new file when writing elsewhere)
@@ -232,22 +236,6 @@ def merge_journal(
     return 'merged'
 
 # %% ../nbs/06c_commit.ipynb #c0foldcode
-def _note_files(base:Path)->list:
-    return sorted((Path(base)/NOTES_DIR).glob('*.jsonl'))
-
-def read_notes(
-    base:str|Path, # A Stage 2 base directory
-)->tuple: # ({(kind, image_id): made_from}, {kind: {image_id: tiled}})
-    "What the encode steps noted, in the order they noted it: the inputs of remade arrays, and which arrays were tiled."
-    made,tiled = {},{}
-    for f in _note_files(base):
-        for _,n in iter_jsonl(f):
-            k,i = n.get('kind'),n.get('image_id')
-            if type(k) is not str or type(i) is not str: continue
-            if type(n.get('made_from')) is str: made[(k, i)] = n['made_from']
-            if type(n.get('tiled')) is bool: tiled.setdefault(k, {})[i] = n['tiled']
-    return made,tiled
-
 def tiled_path(base:str|Path, kind:str)->Path: return Path(base)/f'{kind_of(kind).name}_tiled.jsonl'
 
 def tiled_latents(
@@ -272,5 +260,5 @@ def fold_notes(
         data,p = b''.join(dumps_record(dict(image_id=i, tiled=True)) for i in tiled),tiled_path(lay.base, kind)
         if data != (p.read_bytes() if p.exists() else b''): atomic_write_bytes(p, data)
         out[kind] = len(tiled)
-    shutil.rmtree(lay.base/NOTES_DIR, ignore_errors=True)
+    remove_notes(lay.base)
     return out

@@ -4,19 +4,19 @@
 
 # %% ../nbs/06b_encode.ipynb #b0imports
 from __future__ import annotations
-import os, socket, time
+import os, shutil, socket, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .core import ImgprepError, atomic_save_npy, dumps_record, iter_jsonl, logger
+from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .plan import Work, fault
+from .plan import Work
 
 # %% auto #0
-__all__ = ['NOTES_DIR', 'Notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']
+__all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']
 
 # %% ../nbs/06b_encode.ipynb #b0notescode
 NOTES_DIR = '.imgprep_notes'
@@ -41,6 +41,29 @@ class Notes:
 
     def close(self):
         if self.fd is not None: os.close(self.fd); self.fd = None
+
+# %% ../nbs/06b_encode.ipynb #b0readcode
+def _note_files(base:Path)->list:
+    return sorted((Path(base)/NOTES_DIR).glob('*.jsonl'))
+
+def read_notes(
+    base:str|Path, # A Stage 2 base directory
+)->tuple: # ({(kind, image_id): made_from}, {kind: {image_id: tiled}})
+    "What the encode steps noted, in the order they noted it: the inputs of remade arrays, and which arrays were tiled."
+    made,tiled = {},{}
+    for f in _note_files(base):
+        for _,n in iter_jsonl(f):
+            k,i = n.get('kind'),n.get('image_id')
+            if type(k) is not str or type(i) is not str: continue
+            if type(n.get('made_from')) is str: made[(k, i)] = n['made_from']
+            if type(n.get('tiled')) is bool: tiled.setdefault(k, {})[i] = n['tiled']
+    return made,tiled
+
+def remove_notes(
+    base:str|Path, # A Stage 2 base directory
+):
+    "Remove the notes of every encode step (the commit has folded them into the tree)."
+    shutil.rmtree(Path(base)/NOTES_DIR, ignore_errors=True)
 
 # %% ../nbs/06b_encode.ipynb #b0speccode
 @dataclass(frozen=True)
@@ -92,6 +115,7 @@ class Encoded:
     def add(self, work:Work, kind:str, problem:str|None=None, msg:str=''):
         self.outcomes.setdefault(work.line, []).append((kind, problem, msg))
 
+# %% ../nbs/06b_encode.ipynb #b0encodingclass
 class Encoding:
     "The encoders of a run loaded on one device, turning `Work`s into `.npy` files."
     def __init__(self,

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import MAX_JSON_DEPTH, T5_MASK_LEN, ImageIdError, ImgprepError, UnreadableFile, nests_deeper, read_regular, validate_image_id
-from .kinds import DEFAULT_KINDS, KINDS, Kind, check_embedding, kind_of
+from .core import MAX_JSON_DEPTH, ImageIdError, ImgprepError, UnreadableFile, nests_deeper, read_regular, validate_image_id
+from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
@@ -98,6 +98,7 @@ def kind_settings(
     entry = listed.get(kind_of(kind).name) if isinstance(listed, dict) else None
     return entry if isinstance(entry, dict) else None
 
+# %% ../nbs/01a_format.ipynb #f0bucket
 @lru_cache(maxsize=256)
 def _bucket_name_problem(b:str)->str|None:
     try: ok = bucket_name(parse_bucket(b)) == b
@@ -114,6 +115,7 @@ _bucket_of = lru_cache(maxsize=4096)(assign_bucket)
 
 _PLAIN_ID = re.compile(r'[A-Za-z0-9_-]{1,240}') # ids of only these characters pass every rule of `validate_image_id`
 
+# %% ../nbs/01a_format.ipynb #f0record
 def record_problem(
     rec:dict, # A Stage 2 record (or a Stage 1 record with `stage1`)
     stage1:bool=False, # A Stage 1 record: image_id, masks and bucket may be absent
@@ -222,6 +224,7 @@ def npy_header_len(
     if len(data) < 12 or bytes(data[:6]) != b'\x93NUMPY': raise ValueError('not a .npy file')
     return 10 + int.from_bytes(data[8:10], 'little') if data[6] == 1 else 12 + int.from_bytes(data[8:12], 'little')
 
+# %% ../nbs/01a_format.ipynb #f0header
 NPY_MAX_DIMS = 32 # more sides than any kind has, and no more than numpy 1 or 2 accepts
 
 @lru_cache(maxsize=1024)
@@ -246,6 +249,7 @@ def _short(e:Exception, width:int=120)->str:
     s = ' '.join((str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}').split())
     return s if len(s) <= width else s[:width-3] + '...'
 
+# %% ../nbs/01a_format.ipynb #f0problem
 @lru_cache(maxsize=1024)
 def _spec_problem(kind:str, shape:tuple, dtype:np.dtype, shapes:tuple)->str|None:
     return check_embedding(kind, np.broadcast_to(np.zeros((), dtype), shape), list(shapes))
@@ -270,6 +274,7 @@ def npy_problem(
     if len(data) != start + count*dtype.itemsize: return f'{len(data)} bytes, expected {start + count*dtype.itemsize}'
     if n := count_nonfinite(np.frombuffer(data, dtype, count, start)): return f'{n} non-finite values'
 
+# %% ../nbs/01a_format.ipynb #f0load
 def load_npy_bytes(
     b:bytes|bytearray, # A whole `.npy` file
     head:tuple|None=None, # (offset, shape, fortran_order, dtype) the caller already parsed from `b`: not parsed again

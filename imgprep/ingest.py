@@ -15,9 +15,10 @@ from pathlib import Path, PurePosixPath
 from fastcore.basics import chunked
 from PIL import Image
 
-from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, T5_MASK_LEN, Progress,
+from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
                           atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, iter_jsonl, logger, run_cli, safe_key,
                           printable, shown, validate_image_id)
+from .kinds import T5_MASK_LEN
 from .images import ImageError, image_size, load_rgb
 
 # %% auto #0
@@ -318,6 +319,7 @@ def _cell_bytes(
     if not isinstance(cell.get('path'), str): raise UnreadableFile('missing', 'an image cell with neither bytes nor a path')
     return read_regular(src/cell['path'], src)
 
+# %% ../nbs/04_ingest.ipynb #i0datasetcand
 def dataset_candidates(
     src:Path, # Directory written by `save_to_disk`
     images_root:Path, # Images are written under `images_root/ingested_images`
@@ -394,6 +396,7 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
 
+# %% ../nbs/04_ingest.ipynb #i0inspect
 PARALLEL_MIN = 256 # Fewer images than this are read in this process: starting workers would cost more
 CHUNK = 64 # Images per task sent to a worker process
 
@@ -423,6 +426,7 @@ def _inspected(cands:list, decode:bool, workers:int, root:str|None=None)->Iterat
     "`(candidate, info or ImageError)` in order; with `workers` > 1, worker processes read, hash and parse the files."
     return zip(cands, _infos([str(c.path) for c in cands], decode, workers, root))
 
+# %% ../nbs/04_ingest.ipynb #i0check
 def check_candidates(
     cands:list, # `Candidate`s
     counts:Counter, # Counters to update
@@ -540,6 +544,7 @@ def check_output(
     if meta or not is_ingest_output(output):
         raise ImgprepError(f'--output {output} exists and is not an imgprep_ingest output; ingest replaces no other file: choose another --output')
 
+# %% ../nbs/04_ingest.ipynb #i0note
 def write_note(
     output:Path, # The output JSONL
     images_root:Path, # Its images root
@@ -569,6 +574,7 @@ def _check_flags(input_format, missing_caption, val_count, val_fraction, workers
     if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
     if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
 
+# %% ../nbs/04_ingest.ipynb #i0ingest
 def ingest(
     src:str|Path, # A folder of images with sidecar captions, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
     output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write

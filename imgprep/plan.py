@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_plan.ipynb #a0imports
 from __future__ import annotations
-import hashlib, os, signal
+import hashlib, os
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,18 +14,18 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import (ImgprepError, ImageIdError, DiskSpaceError, T5_MASK_LEN, UnreadableFile, dumps_record, free_gb,
-                          image_id_from_path, is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, Kind, Stage2Layout, check_embedding, kind_of
+from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
+                          is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
+from .core import FAULT_ENV, fault # the crash points live in core; `stage2` still imports them from here
+from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .format import MADE_FROM, inline_arrays, made_from, record_fields, record_problem, stale_kinds
 
 # %% auto #0
-__all__ = ['MIGRATE', 'FAULT_ENV', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'fault', 'BadRecord',
-           'resolve_image', 'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part',
-           'part_of', 'Work', 'counter_names', 'Item', 'Planner', 'quiet', 'models_needed', 'npy_bytes',
-           'estimate_writes', 'check_room']
+__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
+           'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work', 'counter_names',
+           'Item', 'Planner', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -41,18 +41,6 @@ def parse_passes(
     if unknown := sorted(names - set(valid)):
         raise ImgprepError(f"unknown pass {', '.join(map(repr, unknown))}; choose from {', '.join(valid)}")
     return tuple(p for p in valid if p in names)
-
-# %% ../nbs/06a_plan.ipynb #37b5662c
-FAULT_ENV = 'IMGPREP_STAGE2_FAULT'
-_fault_counts = Counter()
-
-def fault(event:str):
-    "Test hook: at the n-th `event`, send this process the signal named in `IMGPREP_STAGE2_FAULT` (`event:n:SIGNAL`)."
-    spec = os.environ.get(FAULT_ENV)
-    if not spec or not spec.startswith(event + ':'): return
-    _fault_counts[event] += 1
-    _,n,sig = spec.split(':')
-    if _fault_counts[event] == int(n): os.kill(os.getpid(), getattr(signal, 'SIG' + sig))
 
 # %% ../nbs/06a_plan.ipynb #970373e2
 class BadRecord(ImgprepError):
@@ -277,6 +265,19 @@ def stale(self:Planner, it:Item)->list:
     now = made_from(it.rec, self.kinds)
     return [k for k in stale_kinds(it.rec, self.kinds) if self.notes.get((k, it.image_id)) != now.get(k)]
 
+# %% ../nbs/06a_plan.ipynb #a0needs
+@patch
+def needs(self:Planner,
+          image_id:str, # The record's id
+          rec:dict, # The record
+          kinds:list, # The kinds to consider
+          stale:list=(), # Kinds whose array on disk was made from another input
+          inline:dict|None=None, # kind -> usable inline array (default: looked up in `rec` when it matters)
+         )->list: # Kinds of `kinds`, in their order
+    "The kinds whose array of the record must be computed: none on disk or a stale one, and no usable inline array."
+    def no_inline(k): return k not in inline if inline is not None else inline_embedding(rec, k)[0] is None
+    return [k for k in kinds if (image_id not in self.have[k] or k in stale) and no_inline(k)]
+
 # %% ../nbs/06a_plan.ipynb #a0plancode
 @patch
 def plan_images(self:Planner, it:Item, stale:list):
@@ -326,7 +327,7 @@ def plan(self:Planner, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
     for it in items:
         stale = self.stale(it)
-        it.todo = {k for k in self.kinds if self.can_make(k) and (it.image_id not in self.have[k] or k in stale) and k not in it.inline}
+        it.todo = set(self.needs(it.image_id, it.rec, [k for k in self.kinds if self.can_make(k)], stale, it.inline))
         self.plan_images(it, stale)
     self.plan_masks(items)
 
@@ -407,9 +408,7 @@ def models_needed(
             try: iid,_ = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: continue
             if planner.part is not None and part_of(iid, planner.part[1]) != planner.part[0]: continue
-            stale = set(stale_kinds(rec, planner.kinds))
-            for k in wanted:
-                if (iid not in planner.have[k] or k in stale) and inline_embedding(rec, k)[0] is None: need.add(k)
+            need.update(planner.needs(iid, rec, wanted, stale_kinds(rec, planner.kinds)))
             if len(need) == len(wanted): break
     return [k for k in wanted if k in need]
 
@@ -429,6 +428,7 @@ def npy_bytes(
     shape = k.shapes(rec, dict(opts, crop_multiple=opts.get('crop_multiple', 16)))[0]
     return NPY_HEADER + int(np.prod([opts['max_length'] if d is None else d for d in shape]))*k.store_dtype.itemsize
 
+# %% ../nbs/06a_plan.ipynb #a0estimatecode
 def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
     "About the length of the migrated record's line (the real one is made later, with the tokenizers' masks)."
     v2 = {k: v for k,v in rec.items() if k not in inline_fields()}
@@ -457,7 +457,7 @@ def estimate_writes(
             bucket = assign_bucket(rec['width'], rec['height'])
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
-            if any(k in missing and inline_embedding(rec, k)[0] is None for k in images): found['found' if os.path.isfile(image) else 'missing'] += 1
+            if mine and planner.needs(iid, rec, images): found['found' if os.path.isfile(image) else 'missing'] += 1
             elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += os.path.isfile(image)  # a few images of done records: is the root right?
             for k in missing:
                 inline = kind_of(k).inline and inline_embedding(rec, k)[0] is not None

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .core import JSONL_NAME, T5_MASK_LEN, atomic_write_json, dumps_record, file_sha256, logger
-from .kinds import DEFAULT_KINDS, Stage2Layout, kind_of
+from .core import JSONL_NAME, atomic_write_json, dumps_record, file_sha256, logger
+from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, kind_of
 from .buckets import BUCKETS, bucket_name
 
 # %% auto #0
@@ -338,6 +338,7 @@ def _stage2_arrays(rng:np.random.Generator, rec:dict, kinds:tuple, settings:dict
         out[k.name] = rng.standard_normal(shape, np.float32).astype(k.dtype)
     return out
 
+# %% ../nbs/02a_testing.ipynb #t0make
 def make_stage2(
     base:str|Path, # Stage 2 base directory to fill
     n:int=12, # Records, cycling through `buckets`
