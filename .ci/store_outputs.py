@@ -21,6 +21,8 @@ def plain(o):
 def store(p:Path):
     "Run `p` in its folder and write its outputs into it."
     nb = read_nb(p)
+    for c in nb.cells:  # execnb only replaces the outputs of a cell that shows something now
+        if c.cell_type == 'code': c.outputs = []
     k = CaptureShell(p)
     cwd = os.getcwd()
     os.chdir(p.parent)
@@ -34,4 +36,6 @@ def store(p:Path):
     print(f'{p.relative_to(root)}: outputs stored')
 
 if __name__ == '__main__':
-    for a in sys.argv[1:]: store(Path(a).resolve())
+    if len(sys.argv) == 2: store(Path(sys.argv[1]).resolve())
+    else:  # one process per chapter: chapters must not share a process's logging, working directory or imports
+        for a in sys.argv[1:]: subprocess.run([sys.executable, __file__, a], check=True)
