@@ -72,7 +72,10 @@ class RayActor:
 
 # %% ../nbs/05b_cluster.ipynb #r0workerscode
 class RayWorkers(Workers):
-    "The worker pool's contract on a Ray cluster: Ray Data carries pickled tasks to actors of `spec`, and their results back."
+    "An engine on a Ray cluster: Ray Data carries pickled tasks to actors of `spec`, and their results back."
+    reports_progress = False # a task's progress is known when it is back
+    gpus = 0 # until the cluster is joined
+
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
                  address:str='local', # See `start_ray`
@@ -89,9 +92,6 @@ class RayWorkers(Workers):
         self.devices = [f'ray:{"gpu" if self.gpus else "cpu"}{i}' for i in range(n)]
         logger.info(f'Ray: {n} actors, one per {"GPU" if self.gpus else "CPU"} of the cluster')
         return self
-
-    reports_progress = False # a task's progress is known when it is back
-    gpus = 0 # until the cluster is joined
 
     @property
     def metadata(self)->dict:
@@ -111,6 +111,7 @@ class RayWorkers(Workers):
         while window := [t for _,t in zip(range(self.window), todo)]: yield from self._run(window)
 
     def close(self):
+        "Leave the cluster, and stop it when this run started it."
         if self.started: self.ray.shutdown()
 
 def ray_workers(
