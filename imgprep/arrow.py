@@ -24,7 +24,7 @@ from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cl
 from .encoders import DINOV3_ID, DinoV3Encoder
 from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
-from .pool import FAULT_ENV, InlineWorker, WorkerPool, one_line, worker_devices
+from .pool import FAULT_ENV, Workers, one_line, open_workers, placement
 
 # %% auto #0
 __all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',
@@ -115,6 +115,7 @@ def check_shard_lengths(
     raise ImgprepError(f'{path}: shard_lengths of split {split} must be a list of row counts (whole numbers, none negative), '
                        f'not {shown}; fix it or remove it')
 
+# %% ../nbs/09a_arrow.ipynb #ee82fb204
 def shard_files(
     split_dir:str|Path, # A split folder
 )->list[Path]: # In shard order; [] when the split has none
@@ -151,6 +152,7 @@ def _data_files(split_dir:str|Path)->list[Path]:
     if not files: raise ImgprepError(f'{split_dir}: no .arrow files and no state.json')
     return files
 
+# %% ../nbs/09a_arrow.ipynb #e8512de4e
 def uniform_chunks(
     n:int, # Rows in the split
     chunk_size:int, # Rows per chunk
@@ -429,6 +431,7 @@ def shard_tasks(
     return [ShardTask(plan.name, i, plan.num_shards, a, b, files, column, str(Path(out_dir)/npy_name(i, plan.num_shards)), store_dtype)
             for i,(a,b) in enumerate(plan.bounds())]
 
+# %% ../nbs/09a_arrow.ipynb #ed5cbaa46
 def open_split(
     files:tuple, # The split's Arrow files, in row order
     column:str, # The one column to read
@@ -452,6 +455,7 @@ def shard_values(
         out.append(v)
     return out,bad
 
+# %% ../nbs/09a_arrow.ipynb #ee970d69f
 def bad_rows_path(
     npy:str|Path, # An output shard
 )->Path:
@@ -554,16 +558,32 @@ def _recount(d:Path, plan:SplitPlan, run:dict):
     done = [t for t in shard_tasks(plan, d, run['column'], run['dtype']) if shard_done(t.out, t.rows, run['embedding_dim'], run['dtype'])]
     atomic_write_json(d/META_NAME, split_metadata(plan, run, len(done), {t.index: shard_bad_rows(t.out) for t in done}))
 
+# %% ../nbs/09a_arrow.ipynb #e7f8ce974
+def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtype:str)->dict:
+    "The run-wide fields of every split's metadata."
+    return dict(dataset_name=dataset_name, **pool.metadata, num_gpus=pool.gpus, num_workers=len(pool.devices), kind=kind, column=column,
+                dtype=store_dtype, imgprep_version=__version__)
+
+class _Finished:
+    "What the run does as each shard comes back."
+    def __init__(self, out:Path, state:dict, run:dict, total:int, progress:bool):
+        self.out,self.state,self.run,self.total,self.last = out,state,run,total,''
+        self.ready = sum(s[1] for s in state.values())
+        self.prog = Progress(every=1 if progress else 0, describe=lambda: self.last)
+
+    def __call__(self, task:ShardTask, worker:int, rows:int, secs:float, bad:list):
+        "Count the shard, warn of its bad rows, rewrite its split's metadata, report."
+        plan,self.ready = self.state[task.split][0],self.ready+1
+        self.state[task.split][1] += 1
+        self.state[task.split][2][task.index] = bad
+        for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
+        if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
+        atomic_write_json(self.out/task.split/META_NAME, split_metadata(plan, self.run, *self.state[task.split][1:]))
+        self.last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {self.ready}/{self.total} shards'
+        self.prog.tick(rows)
+
 # %% ../nbs/09a_arrow.ipynb #647f22c4
 STORE_DTYPES = ('float32', 'float16')
-
-def _workers(spec:EmbedSpec, devices:list, threads:int|None, ray:str|None):
-    "Where the shards are embedded: in this process, in a pool of worker processes, or on a Ray cluster (see `imgprep.cluster`)."
-    if ray:
-        from imgprep.cluster import RayWorkers, import_ray
-        import_ray()
-        return RayWorkers(spec, ray)
-    return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads)
 
 def embed_arrow(
     dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot)
@@ -586,43 +606,31 @@ def embed_arrow(
     dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
     progress:bool=True, # Print a line per shard
     ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
+    engine:str='local', # Where the workers run: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
     spec = EmbedSpec(kind, model, dtype, pooling, normalize, max_length, batch_size)
     if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
+    where = placement(engine, ray, device, workers, num_gpus, threads)
     column = column or ('image' if kind == 'image' else 'text')
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
-    devices = worker_devices(device, workers, num_gpus) if not ray else []
     out,state = Path(output_dir),{}
     try:
-        with _workers(spec, devices, threads, ray) as pool:
-            run = dict(dataset_name=dataset_name or Path(dataset_dir).resolve().name, **pool.metadata,
-                       num_gpus=getattr(pool, 'gpus', sum(d.startswith('cuda') for d in devices)), num_workers=(nw := len(pool.devices)), kind=kind, column=column,
-                       dtype=store_dtype, imgprep_version=__version__)
+        with open_workers(spec, where) as pool:
+            run = _run_fields(pool, dataset_name or Path(dataset_dir).resolve().name, kind, column, store_dtype)
             state,tasks = _prepare(out, plans, run)
-            total,ready = sum(p.num_shards for p in plans),sum(s[1] for s in state.values())
-            t1,last = time.monotonic(),''
-            prog = Progress(every=1 if progress else 0, describe=lambda: last)
-            def done(task, worker, rows, secs, bad):
-                nonlocal ready, last
-                plan,ready = state[task.split][0],ready+1
-                state[task.split][1] += 1
-                state[task.split][2][task.index] = bad
-                for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
-                if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
-                atomic_write_json(out/task.split/META_NAME, split_metadata(plan, run, *state[task.split][1:]))
-                last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {ready}/{total} shards'
-                prog.tick(rows)
+            done = _Finished(out, state, run, sum(p.num_shards for p in plans), progress)
+            t1 = time.monotonic()
             for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
             secs = time.monotonic()-t1
     except BaseException:
         for plan,*_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final
         raise
-    return dict(splits=len(plans), shards=total, shards_skipped=total-len(tasks), shards_embedded=len(tasks),
-                samples=sum(p.num_samples for p in plans), samples_embedded=prog.n,
-                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=nw,
-                samples_per_s=round(prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
+    return dict(splits=len(plans), shards=done.total, shards_skipped=done.total-len(tasks), shards_embedded=len(tasks),
+                samples=sum(p.num_samples for p in plans), samples_embedded=done.prog.n,
+                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=run['num_workers'],
+                samples_per_s=round(done.prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
 
 # %% ../nbs/09a_arrow.ipynb #48c0b9e6
 def embed_arrow_parser()->argparse.ArgumentParser:

@@ -5,14 +5,16 @@
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
 import logging, os, pickle, warnings
+
+from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
 from .core import ImgprepError, logger
 from .kinds import KINDS
-from .pool import adopt_kinds
+from .pool import Placement, Workers, adopt_kinds
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'FAULT_ENV', 'import_ray', 'start_ray', 'RayActor', 'RayWorkers']
+__all__ = ['RAY_HINT', 'FAULT_ENV', 'import_ray', 'start_ray', 'RayActor', 'RayWorkers', 'ray_workers']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -69,8 +71,11 @@ class RayActor:
         return {'index': batch['index'], 'result': [pickle.dumps(self.worker(pickle.loads(t))) for t in batch['task']]}
 
 # %% ../nbs/05b_cluster.ipynb #r0workerscode
-class RayWorkers:
-    "The worker pool's contract on a Ray cluster: Ray Data carries pickled tasks to actors of `spec`, and their results back."
+class RayWorkers(Workers):
+    "An engine on a Ray cluster: Ray Data carries pickled tasks to actors of `spec`, and their results back."
+    reports_progress = False # a task's progress is known when it is back
+    gpus = 0 # until the cluster is joined
+
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
                  address:str='local', # See `start_ray`
@@ -88,8 +93,6 @@ class RayWorkers:
         logger.info(f'Ray: {n} actors, one per {"GPU" if self.gpus else "CPU"} of the cluster')
         return self
 
-    reports_progress = False # a task's progress is known when it is back
-
     @property
     def metadata(self)->dict:
         "How the workers make their outputs: asked once of a worker loaded on the cluster (a GPU one where there are GPUs)."
@@ -97,22 +100,6 @@ class RayWorkers:
             probe = self.ray.remote(num_gpus=1 if self.gpus else 0, num_cpus=0 if self.gpus else 1)(_metadata)
             self._metadata = self.ray.get(probe.remote(self.spec))
         return self._metadata
-
-    def _run(self, tasks:list)->Iterator:
-        import ray.data
-        ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)], override_num_blocks=len(tasks))
-        res = dict(num_gpus=1) if self.gpus else dict(num_cpus=1)
-        with warnings.catch_warnings():  # Ray 2.60 names `max_restarts=0` as the way to stop restarts, and warns it is deprecated
-            warnings.simplefilter('ignore')
-            ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec, tuple(KINDS.values())), batch_size=1, compute=ray.data.ActorPoolStrategy(size=len(self.devices), max_tasks_in_flight_per_actor=1),
-                                max_restarts=0, **res)  # a lost actor fails the run: the same command finishes it
-        try:
-            for b in ds.iter_batches(batch_size=None, batch_format='numpy'):
-                for i,r in zip(b['index'], b['result']): yield tasks[int(i)], pickle.loads(r), 0
-        except Exception as e:
-            if isinstance(e, ImgprepError): raise
-            raise ImgprepError(f'the Ray job failed ({type(e).__name__}: {str(e).strip().splitlines()[0][:200]}); '
-                               'run the same command again to finish it') from None
 
     def map(self,
             tasks:Iterable, # Tasks, taken `window` at a time
@@ -123,5 +110,33 @@ class RayWorkers:
         todo = iter(tasks)
         while window := [t for _,t in zip(range(self.window), todo)]: yield from self._run(window)
 
-    def __exit__(self, *exc):
+    def close(self):
+        "Leave the cluster, and stop it when this run started it."
         if self.started: self.ray.shutdown()
+
+def ray_workers(
+    spec, # Picklable; has `worker(device)`
+    placement:Placement, # Its `address`: the cluster to join (default: local)
+    meanwhile:Callable|None=None, # The caller's start-up work, done before the cluster is joined
+)->RayWorkers:
+    "The `ray` engine of `imgprep.pool.ENGINES`."
+    return RayWorkers(spec, placement.address or 'local', meanwhile=meanwhile)
+
+# %% ../nbs/05b_cluster.ipynb #e9ba8145c
+@patch
+def _run(self:RayWorkers, tasks:list)->Iterator:
+    "One Ray Data execution over `tasks`: each task a block, each actor one task at a time."
+    import ray.data
+    ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)], override_num_blocks=len(tasks))
+    res = dict(num_gpus=1) if self.gpus else dict(num_cpus=1)
+    with warnings.catch_warnings():  # Ray 2.60 names `max_restarts=0` as the way to stop restarts, and warns it is deprecated
+        warnings.simplefilter('ignore')
+        ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec, tuple(KINDS.values())), batch_size=1, compute=ray.data.ActorPoolStrategy(size=len(self.devices), max_tasks_in_flight_per_actor=1),
+                            max_restarts=0, **res)  # a lost actor fails the run: the same command finishes it
+    try:
+        for b in ds.iter_batches(batch_size=None, batch_format='numpy'):
+            for i,r in zip(b['index'], b['result']): yield tasks[int(i)], pickle.loads(r), 0
+    except Exception as e:
+        if isinstance(e, ImgprepError): raise
+        raise ImgprepError(f'the Ray job failed ({type(e).__name__}: {str(e).strip().splitlines()[0][:200]}); '
+                           'run the same command again to finish it') from None

@@ -23,12 +23,12 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, check_r
                           fault, inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal, read_notes
-from .pool import InlineWorker, WorkerPool, worker_devices
+from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR', 'run_models',
-           'recorded_images_root', 'run_lock', 'inline_cosines', 'run_stage2', 'check_writable', 'nothing_usable',
-           'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR',
+           'run_models', 'recorded_images_root', 'run_lock', 'task_size', 'inline_cosines', 'check_writable',
+           'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def run_models(
@@ -87,9 +87,20 @@ def run_lock(
     finally:
         for fd in fds: os.close(fd)
 
-# %% ../nbs/06d_stage2.ipynb #s2chunkcode
-TASK = 16 # fewest records per encode task: a chunk is shared among the workers in tasks of at least this many
+# %% ../nbs/06d_stage2.ipynb #eaa98207d
+TASK = 16 # records per encode task: the fewest where workers report progress inside a task, the most where they do not
+TASKS_PER_WORKER = 4 # tasks each worker gets of a chunk, at least, where progress is known only as tasks come back
 
+def task_size(
+    works:int, # `Work`s in the chunk
+    workers:int, # Workers sharing it
+    reports_progress:bool=True, # Whether the engine passes on progress inside a task
+)->int: # Records per task
+    "How many records go in one encode task."
+    if reports_progress: return max(TASK, -(-works//workers))
+    return max(1, min(TASK, -(-works//(TASKS_PER_WORKER*workers))))
+
+# %% ../nbs/06d_stage2.ipynb #s2chunkcode
 @dataclass
 class _Chunk:
     "A planned chunk waiting for its encode tasks."
@@ -120,7 +131,7 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
                 fault(kind)
     return slots, items
 
-def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1):
+def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1, reports_progress:bool=True):
     "The encode tasks of every chunk, planned and journaled as the workers ask for them."
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
         slots,items = _check(run, lines, journal, progress)
@@ -129,7 +140,7 @@ def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int
             journal.write([s if isinstance(s, dict) else run.entry(s) for s in slots])
             fault('entries')
         works = run.works(items)
-        size = max(TASK, -(-len(works)//workers))
+        size = task_size(len(works), workers, reports_progress)
         chunks[n] = _Chunk({it.line: it for it in items}, len(range(0, len(works), size)))
         if not works: _tally(run, chunks.pop(n))
         for i in range(0, len(works), size): yield EncodeTask(n, works[i:i+size])
@@ -138,31 +149,18 @@ def _tally(run:Planner, chunk:_Chunk):
     for it in chunk.items.values(): run.counts[run.tally(it)] += 1
 
 # %% ../nbs/06d_stage2.ipynb #s2runchunks
-def _encode_all(run:Planner, journal:Journal|None, workers, progress:Progress):
+def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Progress):
     "Plan every chunk, have `workers` encode it, and record what they did."
     chunks = {}
     def tick(n):
         with _tick_lock: progress.tick(n)
-    for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(getattr(workers, 'devices', [0]))), progress=tick):
+    for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(workers.devices), workers.reports_progress), progress=tick):
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
         run.counts.update(done.counts)
-        if not getattr(workers, 'reports_progress', True): tick(sum(p is None for o in done.outcomes.values() for _,p,_ in o))
+        if not workers.reports_progress: tick(sum(p is None for o in done.outcomes.values() for _,p,_ in o))
         chunk.waiting -= 1
         if not chunk.waiting: _tally(run, chunks.pop(n))
-
-class _NoWorkers:
-    "Where nothing is to be encoded: plan and journal every chunk, run no task (the plan makes none without a loaded model)."
-    metadata = {}
-    devices = [None]
-    def __init__(self, meanwhile=None): self.meanwhile = meanwhile
-    def map(self, tasks, progress=None):
-        for t in tasks: raise ImgprepError(f'an encode task for a run that loaded no model: {t}')
-        return iter(())
-    def __enter__(self):
-        if self.meanwhile: self.meanwhile()
-        return self
-    def __exit__(self, *exc): pass
 
 # %% ../nbs/06d_stage2.ipynb #s2progresscode
 def _progress_line(c:Counter, kinds:tuple)->str:
@@ -275,17 +273,52 @@ def _images_found(need:dict, root:Path):
                            'image_path is relative to (the folder imgprep_ingest read)')
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
-def _workers(run:Planner, kinds:list, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray=None,
-             meanwhile=None):
-    "Where the encode step runs: in this process, in a pool of worker processes (one per device), or on a Ray cluster; `meanwhile` is done while they load."
-    if not kinds: return _NoWorkers(meanwhile)
-    if ray: from imgprep.cluster import RayWorkers
-    devices = worker_devices(device, workers, num_gpus) if not ray else ['ray']
-    decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//len(devices))) # image decoding processes per worker: the cores left, shared
-    spec = EncodeSpec(str(run.lay.base), tuple(kinds), {k: v for k,v in run.models.items() if k in kinds}, dtype,
+def check_writable(
+    d:Path, # A directory the run writes in
+):
+    "Raise the system's error (naming `d`) at once when no file can be made in `d`, such as on a read-only file system."
+    p = temp_path(d/'.write-check')
+    try: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as e:
+        e.filename = str(d)
+        raise
+    os.unlink(p)
+
+def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, where:Placement)->EncodeSpec|None:
+    "What every worker of the run loads, and how it encodes; None when no kind is to be computed (the engine then starts nothing)."
+    if not kinds: return None
+    decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//where.sharing())) # image decoding processes per worker: the cores left, shared
+    return EncodeSpec(str(run.lay.base), tuple(kinds), {k: v for k,v in run.models.items() if k in kinds}, dtype,
                       {k: kind_of(k).run_options(run.options) for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
-    if ray: return RayWorkers(spec, ray, meanwhile=meanwhile)
-    return (WorkerPool if len(devices) > 1 else InlineWorker)(spec, devices, threads, meanwhile)
+
+def _prepared(jsonl:Path, lay:Stage2Layout, part, kinds:tuple, passes, images_root:Path, models:dict, options:dict)->tuple:
+    "Inside the lock: the tree writable, a journal a killed run left merged; (the run's `Planner`, the Stage 1 backup or None)."
+    check_writable(lay.base)
+    counts = Counter(dict.fromkeys(counter_names(kinds), 0))
+    backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
+    if part is None and (jp := journal_path(lay.jsonl)).exists():
+        result = _merge(jp, lay.jsonl, backup)
+        counts['recovered_tmp'] = int(result == 'merged')
+        logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
+    run = Planner(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, kinds, passes, images_root.absolute(), counts, models, options, part,
+                  notes=read_notes(lay.base)[0])
+    return run, backup
+
+def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str)->Callable:
+    "The run's own start-up work, done while the workers load their models."
+    def f():
+        _settings(run, needed, dtype, accept, device)  # settings that differ from the tree's stop the run here, in one line
+        for k in needed:
+            if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
+    return f
+
+def _needed(run:Planner, check_inline:int|None)->tuple:
+    "(the kinds whose models the run loads, inline vectors to check): the kinds with arrays to compute, and one whose inline vectors are checked."
+    needed = models_needed(run)
+    n_check = (INLINE_CHECK if 'dinov3' in needed else 0) if check_inline is None else check_inline
+    needed += [k for k in run.kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
+    run.loaded = set(needed)
+    return needed, n_check
 
 # %% ../nbs/06d_stage2.ipynb #ba0a841d
 def run_stage2(
@@ -311,6 +344,7 @@ def run_stage2(
     max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different
     ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
+    engine:str='local', # Where the encode step runs: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype, or unknown (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
@@ -324,9 +358,7 @@ def run_stage2(
     passes,part,jsonl = parse_passes(passes, kinds),parse_part(part),Path(jsonl)
     lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
-    if ray:
-        from imgprep.cluster import import_ray
-        import_ray()  # without Ray, one line saying how to install it
+    where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     images_root = Path(images_root if images_root is not None else recorded_images_root(jsonl) or '.')
     _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl, lay, images_root)
     models = run_models(kinds, models, dinov3_model=dinov3_model, vae_model=vae_model, t5_model=t5_model)
@@ -334,48 +366,22 @@ def run_stage2(
     check_free_disk(lay.base, min_free_gb)
     lay.base.mkdir(parents=True, exist_ok=True)
     with run_lock(lay.base, part):
-        check_writable(lay.base)
-        counts = Counter(dict.fromkeys(counter_names(kinds), 0))
-        backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
-        if part is None and (jp := journal_path(lay.jsonl)).exists():
-            result = _merge(jp, lay.jsonl, backup)
-            counts['recovered_tmp'] = int(result == 'merged')
-            logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
-        run = Planner(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, kinds, passes, images_root.absolute(), counts, models, options, part,
-                      notes=read_notes(lay.base)[0])
+        run,backup = _prepared(jsonl, lay, part, kinds, passes, images_root, models, options)
         need = estimate_writes(run, backup)
         room = check_room(lay.base, need, min_free_gb, run)
         if any(kind_of(k).input == 'image' and run.computes(k) for k in kinds): _images_found(need, images_root)
-        needed = models_needed(run)
-        n_check = (INLINE_CHECK if 'dinov3' in needed else 0) if check_inline is None else check_inline
-        needed += [k for k in kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
-        run.loaded = set(needed)
-        def meanwhile():  # while the workers load their models
-            _settings(run, needed, dtype, accept, device)  # settings that differ from the tree's stop the run here, in one line
-            for k in needed:
-                if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
-        with _workers(run, needed, device, dtype, num_gpus, workers, threads, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, ray,
-                      meanwhile) as pool:
+        needed,n_check = _needed(run, check_inline)
+        spec = _encode_spec(run, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, where)
+        with open_workers(spec, where, _meanwhile(run, needed, dtype, accept, device)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
             recorded,merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(run, pool, backup, progress_every, need['arrays'], progress_bar)
-    if nothing_usable(counts): logger.warning(f'{shown(run.src)}: no usable record among {counts["total"]}; see the warnings above')
-    return {**counts, 'models': '+'.join(needed) or 'none', **({'part': f'{part[0]}/{part[1]}'} if part else {}), **found}
+    if nothing_usable(run.counts): logger.warning(f'{shown(run.src)}: no usable record among {run.counts["total"]}; see the warnings above')
+    return {**run.counts, 'models': '+'.join(needed) or 'none', **({'part': f'{part[0]}/{part[1]}'} if part else {}), **found}
 
 # %% ../nbs/06d_stage2.ipynb #s2run
-def check_writable(
-    d:Path, # A directory the run writes in
-):
-    "Raise the system's error (naming `d`) at once when no file can be made in `d`, such as on a read-only file system."
-    p = temp_path(d/'.write-check')
-    try: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    except OSError as e:
-        e.filename = str(d)
-        raise
-    os.unlink(p)
-
 def nothing_usable(counts:dict)->bool:
     "True when a run kept no record: there was none, or every one was dropped."
     return 'total' in counts and counts['total'] == sum(counts[k] for k in BAD_RECORD_KINDS)
@@ -438,6 +444,20 @@ def _npy_problem(kind:str, path:Path, rec:dict, settings:dict|None)->tuple|None:
     if why := npy_problem(kind, data, rec, settings):
         return {'dtype': 'bad_dtype', 'shape': 'bad_shape'}.get(why.split()[0], 'non_finite' if why.endswith('non-finite values') else 'unreadable_npy'), why
 
+# %% ../nbs/06d_stage2.ipynb #e0f07b43d
+def _missing_hint(kind:str)->str:
+    "What to do about a missing array: make it, or, when its image cannot be read, leave the image out."
+    if kind_of(kind).input != 'image': return 'imgprep_stage2 makes it'
+    return ('imgprep_stage2 makes it; if that run reports the image as missing_image or corrupt_image, run imgprep_ingest --decode '
+            'again to leave it out, then imgprep_stage2 --move-orphans to set its other arrays aside')
+
+def _set_aside(lay:Stage2Layout, kind:str, image_id:str, c:Counter):
+    "Move an orphan array to `<base>/orphans/<directory>/`."
+    d = lay.base/ORPHANS_DIR/kind_of(kind).directory
+    d.mkdir(parents=True, exist_ok=True)
+    os.replace(lay.npy_path(kind, image_id), d/f'{image_id}.npy')
+    c['orphans_moved'] += 1
+
 # %% ../nbs/06d_stage2.ipynb #3cda6ae7
 def verify_stage2(
     base:str|Path, # Stage 2 base directory
@@ -491,19 +511,6 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
         bad('stale_npy', lay.npy_path(kind, iid), f'made from another {kind_of(kind).input} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
         ok = False
     return iid, ok
-
-def _missing_hint(kind:str)->str:
-    "What to do about a missing array: make it, or, when its image cannot be read, leave the image out."
-    if kind_of(kind).input != 'image': return 'imgprep_stage2 makes it'
-    return ('imgprep_stage2 makes it; if that run reports the image as missing_image or corrupt_image, run imgprep_ingest --decode '
-            'again to leave it out, then imgprep_stage2 --move-orphans to set its other arrays aside')
-
-def _set_aside(lay:Stage2Layout, kind:str, image_id:str, c:Counter):
-    "Move an orphan array to `<base>/orphans/<directory>/`."
-    d = lay.base/ORPHANS_DIR/kind_of(kind).directory
-    d.mkdir(parents=True, exist_ok=True)
-    os.replace(lay.npy_path(kind, image_id), d/f'{image_id}.npy')
-    c['orphans_moved'] += 1
 
 # %% ../nbs/06d_stage2.ipynb #f367f58a
 def stage2_parser()->argparse.ArgumentParser:
