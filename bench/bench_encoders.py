@@ -77,7 +77,7 @@ def main():
     p.add_argument('--batch-sizes', nargs='+', type=int, default=[1, 4, 16])
     p.add_argument('--resolution', type=int, default=None, help='side of the square test images (default: 1024 on CUDA, 256 elsewhere)')
     p.add_argument('--samples', type=int, default=None, help='samples per measurement (default: 256 on CUDA, 16 elsewhere): enough that filling the pipeline is a small part')
-    p.add_argument('--workers', type=int, default=None, help='DataLoader workers (default: imgprep.encoders.default_workers())')
+    p.add_argument('--workers', type=int, default=None, help='DataLoader workers (default: imgprep.batches.default_workers())')
     p.add_argument('--repeats', type=int, default=None, help='time each measurement this many times, keep the best (default: 2)')
     p.add_argument('--tiny', action='store_true', help='tiny models instead of full size (a smoke test of this script)')
     a = p.parse_args()

@@ -16,14 +16,14 @@ import orjson
 from fastcore.docments import docments
 
 # %% auto #0
-__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'T5_MASK_LEN', 'MAX_JSON_DEPTH', 'FAULT_ENV',
-           'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging',
-           'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key',
-           'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
-           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable',
-           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'fault', 'os_error_line',
-           'run_cli', 'cli_parser']
+__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'ImgprepError',
+           'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters',
+           'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
+           'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable', 'shown', 'open_regular',
+           'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record',
+           'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'fault', 'os_error_line', 'run_cli',
+           'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -173,7 +173,6 @@ def safe_keys(
 
 # %% ../nbs/00_core.ipynb #63be3694
 JSONL_NAME = 'approved_image_dataset.jsonl'
-T5_MASK_LEN = 77
 
 # %% ../nbs/00_core.ipynb #52bd9246
 def ids_in_dir(

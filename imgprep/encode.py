@@ -77,7 +77,7 @@ class EncodeSpec:
     batch_size:int = 4 # Images per model call on a GPU (one at a time on the CPU)
     text_batch_size:int = 64 # Captions per model call on a GPU (one at a time on the CPU)
     max_batch_pixels:int|None = None # Pixels per image batch (None: the encoders' default)
-    decode_workers:int|None = None # Processes decoding images for each encode step (None: `encoders.default_workers()`)
+    decode_workers:int|None = None # Processes decoding images for each encode step (None: `batches.default_workers()`)
     reduced_decode:bool = False # Decode a JPEG at reduced scale when only kinds that need less than its full size want it
 
     def worker(self,

@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from PIL import Image
 from fastcore.basics import patch
 
-from .core import ImgprepError, logger, T5_MASK_LEN
-from .kinds import VAE_CROP_MULTIPLE, kind_of
+from .core import ImgprepError, logger
+from .kinds import T5_MASK_LEN, VAE_CROP_MULTIPLE, kind_of
 from .buckets import assign_bucket, resize_to_bucket
 from .images import crop_to_multiple
 from .format import UNRESOLVED

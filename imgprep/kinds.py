@@ -12,12 +12,12 @@ from typing import Callable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, JSONL_NAME, T5_MASK_LEN, ids_in_dir, validate_image_id
+from .core import ImgprepError, JSONL_NAME, ids_in_dir, validate_image_id
 
 # %% auto #0
-__all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL', 'KIND_SETS', 'DEFAULT_KINDS',
-           'Kind', 'register_kind', 'unregister_kind', 'kind_of', 'vae_shapes', 'text_shapes', 'parse_kinds',
-           'Stage2Layout', 'check_embedding', 'kinds_table']
+__all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL', 'KIND_SETS',
+           'DEFAULT_KINDS', 'Kind', 'register_kind', 'unregister_kind', 'kind_of', 'vae_shapes', 'text_shapes',
+           'parse_kinds', 'Stage2Layout', 'check_embedding', 'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0kind
 def _import(ref:str):
@@ -147,6 +147,7 @@ def text_shapes(
     return [(n if type(n) is int and n > 0 else None, width)]
 
 # %% ../nbs/00a_kinds.ipynb #k0builtins
+T5_MASK_LEN = 77 # tokens of a T5-Large caption and its mask
 FLUX_ID = 'black-forest-labs/FLUX.1-schnell' # a FLUX.1 pipeline: vae/, text_encoder/ (CLIP-L), text_encoder_2/ (T5-XXL)
 
 DINOV3 = register_kind(Kind(

@@ -16,7 +16,6 @@ from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
                           is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
-from .core import FAULT_ENV, fault # the crash points live in core; `stage2` still imports them from here
 from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size

@@ -14,21 +14,21 @@ import numpy as np
 from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
+                          exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of, parse_kinds
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, check_record, counter_names, check_room, estimate_writes,
-                          fault, inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
-from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe
-from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal, read_notes
+                          inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
+from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
+from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
 from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
 __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR',
-           'run_models', 'recorded_images_root', 'run_lock', 'task_size', 'inline_cosines', 'check_writable',
-           'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+           'run_models', 'recorded_images_root', 'run_lock', 'task_size', 'inline_cosines', 'with_decode',
+           'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def run_models(
@@ -255,7 +255,17 @@ def _made_by_model(run:Planner, kind:str, computed:list)->bool:
     have = run.have or {}
     return bool(have[kind] if kind in have else run.lay.existing_ids(kind))
 
-def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tuple:
+def with_decode(
+    described:dict, # A run's `encoders.json` from `describe_encoders`
+    reduced_decode:bool, # Whether the run decodes JPEGs at reduced scale for the kinds that take a small input
+)->dict:
+    "`described` with `reduced_decode: true` on each kind whose input a reduced decode changes; a full decode records nothing, as trees made before it was recorded."
+    from imgprep.encoders import Encoder
+    for k,v in described['kinds'].items():
+        if reduced_decode and kind_of(k).input == 'image' and kind_of(k).encoder_class().input_size is not Encoder.input_size: v['reduced_decode'] = True
+    return described
+
+def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool=False)->tuple:
     "(encoders.json as recorded, as it will be): this run's settings for the kinds it makes or the tree records, checked against the tree's."
     from imgprep.models import describe_encoders
     where = run.lay.base/ENCODERS_NAME
@@ -264,7 +274,8 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str)->tup
     computed = [k for k in run.kinds if run.computes(k) and (k in needed or k in known)]  # a kind only extracted, and new to the tree, has no model to describe
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
-    return recorded, check_encoders(recorded, describe_encoders(computed, run.models, device, dtype, run.options), accept, where, present)
+    current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
+    return recorded, check_encoders(recorded, current, accept, where, present)
 
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
@@ -304,10 +315,10 @@ def _prepared(jsonl:Path, lay:Stage2Layout, part, kinds:tuple, passes, images_ro
                   notes=read_notes(lay.base)[0])
     return run, backup
 
-def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str)->Callable:
+def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
     def f():
-        _settings(run, needed, dtype, accept, device)  # settings that differ from the tree's stop the run here, in one line
+        _settings(run, needed, dtype, accept, device, reduced_decode)  # settings that differ from the tree's stop the run here, in one line
         for k in needed:
             if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
     return f
@@ -341,8 +352,8 @@ def run_stage2(
     num_gpus:int|None=None, # Workers on cuda:0..N-1 (default: every visible GPU, when there are several)
     workers:int=1, # Worker processes on --device when not on several GPUs, each with its own models (on the CPU: cores / workers threads each)
     threads:int|None=None, # torch CPU threads per worker (default: cores / workers)
-    max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.encoders.MAX_BATCH_PIXELS, 16 MP)
-    reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different
+    max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.batches.MAX_BATCH_PIXELS, 16 MP)
+    reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different; recorded, so a tree is made one way
     ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
     engine:str='local', # Where the encode step runs: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
@@ -372,9 +383,9 @@ def run_stage2(
         if any(kind_of(k).input == 'image' and run.computes(k) for k in kinds): _images_found(need, images_root)
         needed,n_check = _needed(run, check_inline)
         spec = _encode_spec(run, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, where)
-        with open_workers(spec, where, _meanwhile(run, needed, dtype, accept, device)) as pool:
+        with open_workers(spec, where, _meanwhile(run, needed, dtype, accept, device, reduced_decode)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
-            recorded,merged = _settings(run, needed, dtype, accept, device)  # the hub models are in the cache now
+            recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(run, pool, backup, progress_every, need['arrays'], progress_bar)
