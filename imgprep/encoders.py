@@ -97,7 +97,7 @@ def load(cls:Encoder,
 def load_tokenizer(cls:Encoder,
                    model_id:str, # Hub id or directory
                    **options, # The kind's options (a text encoder's `max_length`...)
-                  )->CaptionTokenizer:
+                  )->object: # A `CaptionTokenizer` (defined below, with the text encoders)
     "A caption kind's tokenizer alone, without the model (`CaptionTokenizer`): Stage 2's plan makes masks and counts long captions with it."
     raise NotImplementedError(f'{cls.__name__} makes {cls.kind} arrays from images: it has no tokenizer')
 
