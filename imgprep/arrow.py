@@ -20,11 +20,11 @@ import transformers
 from transformers import AutoModel, AutoTokenizer
 
 from . import __version__
-from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, open_regular, remove_temps, run_cli
+from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, one_line, open_regular, remove_temps, run_cli
 from .encoders import DINOV3_ID, DinoV3Encoder
 from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
-from .pool import FAULT_ENV, Workers, one_line, open_workers, placement
+from .pool import FAULT_ENV, Workers, open_workers, placement
 
 # %% auto #0
 __all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',

@@ -13,10 +13,9 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .core import ImgprepError, logger, shown
+from .core import ImgprepError, logger, one_line, shown
 from .kinds import kind_of
 from .images import ImageMemoryError, load_rgb
-from .models import first_line
 from .encoders import Encoder
 
 # %% auto #0
@@ -172,7 +171,7 @@ def _attempt(encoder:Encoder, pixels:torch.Tensor, level:int, fault:int, tiled:b
         if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: IMGPREP_OOM_FAULT={fault})')
         out = encoder.launch(pixels) if tiled is None else encoder.launch(pixels, tiled=tiled)
         return host_copy(out), encoder.will_tile(pixels, tiled)
-    except torch.cuda.OutOfMemoryError as e: why = first_line(e)
+    except torch.cuda.OutOfMemoryError as e: why = one_line(e, typed=False)
     encoder.oom_retries += 1  # the except block is left first, so its traceback no longer holds the batch's tensors
     logger.warning(f'{encoder.kind}: {why}; retrying {"one image at a time" if level == 0 else "tiled" if level == 1 else "given up"}')
     gc.collect()

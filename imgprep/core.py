@@ -17,13 +17,13 @@ from fastcore.docments import docments
 
 # %% auto #0
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'ImgprepError',
-           'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'setup_logging', 'format_counters',
-           'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys',
-           'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes',
-           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable', 'shown', 'open_regular',
-           'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record',
-           'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'fault', 'os_error_line', 'run_cli',
-           'cli_parser']
+           'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line', 'setup_logging',
+           'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key',
+           'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
+           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable',
+           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
+           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'fault', 'os_error_line',
+           'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -41,6 +41,17 @@ class DiskSpaceError(ImgprepError, OSError):
 class UnreadableFile(ImgprepError):
     "A path that may not be read: missing, unreadable, not a regular file, outside its root, or too large."
     def __init__(self, reason:str, msg:str): super().__init__(msg); self.reason = reason
+
+# %% ../nbs/00_core.ipynb #2081b385
+def one_line(
+    e:BaseException, # What was raised
+    typed:bool=True, # Start with the exception's type name (never for an `ImgprepError`, whose message says it all)
+)->str:
+    "An exception as one line: an ImgprepError's message, else the first non-blank line of its message, after its type when `typed`."
+    if typed and isinstance(e, ImgprepError): return str(e)
+    lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    if not typed: return lines[0] if lines else type(e).__name__
+    return f"{type(e).__name__}: {lines[0] if lines else ''}".rstrip(': ')
 
 # %% ../nbs/00_core.ipynb #d58596ab
 logger = logging.getLogger('imgprep')

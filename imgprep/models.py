@@ -14,15 +14,15 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .core import ImgprepError, file_sha256
+from .core import ImgprepError, file_sha256, one_line
 from .kinds import kind_of
 from .format import UNRESOLVED
 from . import __version__
 
 # %% auto #0
-__all__ = ['pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'first_line', 'resolve_model', 'hub_reachable',
-           'hub_access', 'load_message', 'loading', 'from_pretrained_in', 'load_tokenizer', 'load_text_model',
-           'quiet_libraries', 'model_file', 'weights_identity', 'describe_encoders']
+__all__ = ['pick_device', 'pick_dtype', 'check_storage', 'to_storage', 'resolve_model', 'hub_reachable', 'hub_access',
+           'load_message', 'loading', 'from_pretrained_in', 'load_tokenizer', 'load_text_model', 'quiet_libraries',
+           'model_file', 'weights_identity', 'describe_encoders']
 
 # %% ../nbs/04b_models.ipynb #939d6fcf
 def pick_device(
@@ -79,13 +79,6 @@ def to_storage(
     return check_storage(arr, dtype)[0]
 
 # %% ../nbs/04b_models.ipynb #mo10resolve
-def first_line(
-    e:BaseException, # What the libraries raised
-)->str:
-    "The first non-blank line of `e`'s message, or its type's name: library messages run over several lines."
-    lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
-    return lines[0] if lines else type(e).__name__
-
 def resolve_model(
     kind:str, # 'dinov3', 'vae' or 't5', for the message
     model_id:str|Path, # Hub id ('org/name') or local directory
@@ -140,7 +133,7 @@ def load_message(
         how = 'HF_HUB_OFFLINE is set' if constants.HF_HUB_OFFLINE else f'{urlparse(constants.ENDPOINT).hostname} cannot be reached'
         return (f'{head}: not in the local Hugging Face cache and {how}; connect, or pass a local directory '
                 '(`imgprep_tiny_models DIR` writes tiny random ones for trying the pipeline offline)')
-    return f'{head}: {first_line(e)}'
+    return f'{head}: {one_line(e, typed=False)}'
 
 @contextmanager
 def loading(

@@ -10,11 +10,11 @@ from typing import Callable, Iterable, Iterator
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, logger
+from .core import ImgprepError, logger, one_line
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'one_line', 'task_key', 'InlineWorker', 'Idle', 'adopt_kinds', 'Echo',
+__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'adopt_kinds', 'Echo',
            'WorkerPool', 'worker_devices', 'Placement', 'local_workers', 'Engine', 'register_engine',
            'unregister_engine', 'placement', 'open_workers']
 
@@ -43,12 +43,6 @@ class Workers:
     def __exit__(self, *exc): self.close()
 
 # %% ../nbs/05a_pool.ipynb #p0inlinecode
-def one_line(e:BaseException)->str:
-    "An exception as one line: an ImgprepError's message, else its type and the first line of its message."
-    if isinstance(e, ImgprepError): return str(e)
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0] if msg else ''}".rstrip(': ')
-
 def task_key(task, i:int)->str:
     "How a task is named in messages: its `key` when it has one."
     return str(getattr(task, 'key', f'task {i}'))
