@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from PIL import Image
 from .core import ImgprepError, logger
+from .kinds import check_resolution, scaled_sides
 
 # %% auto #0
 __all__ = ['BUCKETS', 'RATIO_RANGE', 'BUCKET_NAMES', 'bucket_name', 'parse_bucket', 'assign_bucket', 'ratio_warning',
-           'bucket_for', 'cover_crop_box', 'resize_to_bucket']
+           'bucket_for', 'cover_crop_box', 'resize_to_bucket', 'bucket_family']
 
 # %% ../nbs/01_buckets.ipynb #413bc441
 BUCKETS = [(1024, 1024), (832, 1216), (1216, 832), (768, 1280), (1280, 768), (704, 1344), (1344, 704)]
@@ -85,3 +86,11 @@ def resize_to_bucket(
     bw,bh = parse_bucket(bucket) if isinstance(bucket, str) else bucket
     box = cover_crop_box(img.width, img.height, (bw, bh))
     return img.resize((bw, bh), resample=resample, box=box), box
+
+# %% ../nbs/01_buckets.ipynb #bkfamily
+def bucket_family(
+    resolution:int=1024, # A multiple of 256 from 256 to 2048 (`kinds.check_resolution`)
+)->dict: # bucket name (at 1024) -> (width, height) at `resolution`
+    "The seven buckets' sides at `resolution`."
+    r = check_resolution(resolution)
+    return {n: scaled_sides(n, r) for n in BUCKET_NAMES}

@@ -16,8 +16,8 @@ from PIL import Image
 from fastcore.basics import patch
 
 from .core import ImgprepError, logger
-from .kinds import T5_MASK_LEN, VAE_CROP_MULTIPLE, kind_of
-from .buckets import assign_bucket, resize_to_bucket
+from .kinds import BASE_RESOLUTION, T5_MASK_LEN, VAE_CROP_MULTIPLE, check_resolution, kind_of, scaled_sides
+from .buckets import BUCKET_NAMES, assign_bucket, resize_to_bucket
 from .images import crop_to_multiple
 from .format import UNRESOLVED
 from .models import (check_storage, hub_access, load_text_model, load_tokenizer, loading, model_file, pick_device, pick_dtype,
@@ -272,6 +272,7 @@ def vae_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented
     resolution:str='original', # 'original' (crop to multiples of 16) or 'bucket' (cover and crop to the aspect bucket)
     max_pixels:int=VAE_MAX_PIXELS, # Larger images are refused with an `ImgprepError`
+    bucket_resolution:int=BASE_RESOLUTION, # In bucket mode, the resolution of the bucket's sides (1024: the seven ~1 MP buckets)
 )->tuple: # ((3, H, W) uint8, info)
     "Pixels the VAE encodes (uint8, scaled by `vae_input`), and how they were cut from the image (crop box, sizes, bucket)."
     w,h = img.size
@@ -280,7 +281,7 @@ def vae_pixels(
     if resolution == 'original': (out, box), bucket = crop_to_multiple(img, VAE_CROP_MULTIPLE), None
     elif resolution == 'bucket':
         bucket = assign_bucket(w, h)  # Stage 2's plan has warned about an odd ratio already, naming the record
-        out, box = resize_to_bucket(img, bucket)
+        out, box = resize_to_bucket(img, scaled_sides(bucket, bucket_resolution))
     else: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
     x = torch.from_numpy(np.array(out, dtype=np.uint8)).permute(2, 0, 1).contiguous()
     return x, dict(resolution=resolution, original_size=(w, h), size=out.size, crop_box=tuple(box), bucket=bucket)
@@ -329,7 +330,7 @@ def _load_autoencoder(src:str, dtype:torch.dtype, hub:dict=None):
         return model
     raise errors[0]
 
-def _vae_prepare(img:Image.Image, resolution:str, max_pixels:int)->tuple: return vae_pixels(img, resolution, max_pixels)
+def _vae_prepare(img:Image.Image, resolution:str, max_pixels:int, bucket_resolution:int)->tuple: return vae_pixels(img, resolution, max_pixels, bucket_resolution)
 
 # %% ../nbs/05_encoders.ipynb #e5886d43
 class FluxVaeEncoder(Encoder):
@@ -343,10 +344,11 @@ class FluxVaeEncoder(Encoder):
                  model_id:str='', device:str|torch.device='auto', dtype:str|torch.dtype='auto',
                  tile_above:int=None, # Images with more pixels are encoded tile by tile, one at a time (None: `vae_tile_above`)
                  max_pixels:int=VAE_MAX_PIXELS, # Images with more pixels are refused
-                 resolution:str='original'): # What `preparer` cuts by default: 'original' or 'bucket'
+                 resolution:str='original', # What `preparer` cuts by default: 'original' or 'bucket'
+                 bucket_resolution:int=BASE_RESOLUTION): # In bucket mode, the resolution of the buckets' sides
         super().__init__(model, model_id, device, dtype)
         if resolution not in VAE_RESOLUTIONS: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
-        self.resolution = resolution
+        self.resolution,self.bucket_resolution = resolution,check_resolution(bucket_resolution)
         if model.config.latent_channels != 16: raise ImgprepError(f'vae model {model_id!r} has {model.config.latent_channels} latent channels; FLUX latents have 16')
         self.tile_above = vae_tile_above(self.device, self.dtype) if tile_above is None else tile_above
         self.max_pixels = max_pixels
@@ -358,7 +360,7 @@ class FluxVaeEncoder(Encoder):
              model_id:str=VAE_ID, # Hub id or directory: an AutoencoderKL, or a pipeline with vae/
              device:str='auto', # See `pick_device`
              dtype:str='auto', # See `pick_dtype` (float16 refused)
-             **kwargs, # `tile_above`, `max_pixels`, `resolution`
+             **kwargs, # `tile_above`, `max_pixels`, `resolution`, `bucket_resolution`
             )->FluxVaeEncoder:
         "Load an `AutoencoderKL` with `from_pretrained` (from a pipeline's `vae/` where there is one)."
         model_id,src = str(model_id),resolve_model(cls.kind, model_id)
@@ -375,7 +377,9 @@ class FluxVaeEncoder(Encoder):
     def describe(cls, model_id:str, options:dict)->dict:
         f = model_file(model_id, 'config.json', cls.subfolder)
         cfg = json.loads(f.read_text()) if f else {}
-        return dict(resolution=options['resolution'], crop_multiple=VAE_CROP_MULTIPLE, pixels='RGB scaled to [-1, 1]', latent='posterior mean',
+        r = options.get('bucket_resolution', BASE_RESOLUTION)
+        sides = dict(bucket_resolution=r, buckets={b: list(scaled_sides(b, r)) for b in BUCKET_NAMES}) if options['resolution'] == 'bucket' else {}
+        return dict(resolution=options['resolution'], **sides, crop_multiple=VAE_CROP_MULTIPLE, pixels='RGB scaled to [-1, 1]', latent='posterior mean',
                     scaling_factor=cfg.get('scaling_factor', UNRESOLVED), shift_factor=cfg.get('shift_factor', UNRESOLVED) if f else UNRESOLVED,
                     scaling_applied=False)
 
@@ -389,10 +393,11 @@ def preprocess(self:FluxVaeEncoder,
     return vae_pixels(img, resolution, self.max_pixels)
 
 @patch
-def preparer(self:FluxVaeEncoder, resolution:str|None=None)->Callable:
-    "Picklable `img -> (pixels, info)` for DataLoader workers, at `resolution` (default: the encoder's)."
+def preparer(self:FluxVaeEncoder, resolution:str|None=None, bucket_resolution:int|None=None)->Callable:
+    "Picklable `img -> (pixels, info)` for DataLoader workers, at `resolution` and `bucket_resolution` (default: the encoder's)."
     if resolution is not None and resolution not in VAE_RESOLUTIONS: raise ImgprepError(f'VAE resolution {resolution!r} is not one of {VAE_RESOLUTIONS}')
-    return partial(_vae_prepare, resolution=resolution or self.resolution, max_pixels=self.max_pixels)
+    return partial(_vae_prepare, resolution=resolution or self.resolution, max_pixels=self.max_pixels,
+                   bucket_resolution=check_resolution(bucket_resolution or self.bucket_resolution))
 
 @patch
 def will_tile(self:FluxVaeEncoder,
@@ -655,14 +660,16 @@ def load_encoders(
     options:dict|None=None, # kind -> its options (see `Kind.options`)
     **model_ids, # `<kind>_model=...`: the same as `models`
 )->dict: # kind -> encoder
-    "Load the encoders of `kinds`, closing them all if one fails."
+    "Load the encoders of `kinds`, closing them all if one fails; a kind derived from another (the VAE at 512) shares its model."
     models = {**{k.removesuffix('_model'): v for k,v in model_ids.items() if v is not None}, **(models or {})}
     quiet_libraries()
     out = {}
     try:
         for k in map(kind_of, dict.fromkeys(kinds)):
-            out[k.name] = k.encoder_class().load(str(models.get(k.name) or k.default_model), device=device, dtype=dtype, **k.run_options(options))
+            mid = str(models.get(k.name) or models.get(k.derived_from) or k.default_model)
+            twin = next((out[n] for n in out if k.derived_from in (n, kind_of(n).derived_from) and out[n].model_id == mid), None) if k.derived_from else None
+            out[k.name] = twin or k.encoder_class().load(mid, device=device, dtype=dtype, **k.run_options(options))
     except BaseException:
-        for e in out.values(): e.close()
+        for e in {id(e): e for e in out.values()}.values(): e.close()
         raise
     return out

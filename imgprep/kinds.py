@@ -5,7 +5,9 @@
 # %% ../nbs/00a_kinds.ipynb #k0imports
 from __future__ import annotations
 import importlib
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -15,9 +17,37 @@ from fastcore.basics import patch
 from .core import ImgprepError, JSONL_NAME, ids_in_dir, validate_image_id
 
 # %% auto #0
-__all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL', 'KIND_SETS',
-           'DEFAULT_KINDS', 'Kind', 'register_kind', 'unregister_kind', 'kind_of', 'vae_shapes', 'text_shapes',
-           'parse_kinds', 'Stage2Layout', 'check_embedding', 'kinds_table']
+__all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
+           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind', 'register_kind',
+           'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes', 'check_resolution', 'vae_at',
+           'parse_kinds', 'parse_options', 'Stage2Layout', 'check_embedding', 'kinds_table']
+
+# %% ../nbs/00a_kinds.ipynb #k0option
+@dataclass(frozen=True)
+class Option:
+    "One setting a kind takes from a run: its default and the values it accepts."
+    default:object # The value when a run gives none; its type is the option's type
+    choices:tuple|None = None # The values accepted, when they are a few words
+    low:int|None = None # The least integer accepted
+    high:int|None = None # The greatest integer accepted
+
+    def accepts(self)->str:
+        "What the option accepts, in words."
+        if self.choices: return ' or '.join(map(str, self.choices))
+        if type(self.default) is int: return f'an integer from {self.low} to {self.high}' if self.high is not None else f'an integer of at least {self.low}'
+        return f'a {type(self.default).__name__}'
+
+    def parse(self,
+              value, # From the command line (text) or Python
+              name:str='', # `KIND.NAME`, for the message
+             ):
+        "`value` as the option's type, checked; `ImgprepError` saying what is accepted otherwise."
+        v = value
+        if type(self.default) is int and isinstance(value, str) and re.fullmatch(r'[+-]?\d+', value.strip()): v = int(value)
+        ok = type(v) is type(self.default) and (not self.choices or v in self.choices)
+        if ok and type(v) is int: ok = (self.low is None or v >= self.low) and (self.high is None or v <= self.high)
+        if not ok: raise ImgprepError(f'{name or "option"} {value!r}: accepts {self.accepts()}')
+        return v
 
 # %% ../nbs/00a_kinds.ipynb #k0kind
 def _import(ref:str):
@@ -43,13 +73,16 @@ class Kind:
     inline: str|None = None # Stage 1 field that may already hold the array
     spatial: int|None = None # Pixels per array cell when the last two sides follow the image (the VAE: 8); None otherwise
     shape_rule: str|Callable|None = None # `(record, settings) -> [shapes]` when `shape` has a None; settings: the kind's `encoders.json` entry
-    options: dict = field(default_factory=dict) # Run settings of this kind and their defaults, e.g. {'resolution': 'bucket'}
+    options: dict = field(default_factory=dict) # Run settings of this kind: name -> `Option` (or a bare default)
+    family: int|None = None # For a kind whose arrays follow the aspect buckets: the bucket resolution they are made at (1024: the seven ~1 MP buckets)
+    derived_from: str|None = None # The kind this one is a variant of (the VAE at another resolution), sharing its model
 
     def __post_init__(self):
         if self.input not in ('image', 'caption'): raise ImgprepError(f'kind {self.name!r}: input must be image or caption, not {self.input!r}')
         for n in (self.name, self.member, self.mask_member):
             if n is not None and (not n.isidentifier() or n.startswith('_')):
                 raise ImgprepError(f'kind {self.name!r}: {n!r} must be a plain name (letters, digits, underscores)')
+        object.__setattr__(self, 'options', {n: o if isinstance(o, Option) else Option(o) for n,o in self.options.items()})
 
     @property
     def store_dtype(self)->np.dtype: return np.dtype(self.dtype)
@@ -79,8 +112,9 @@ class Kind:
 def run_options(self:Kind,
                 options:dict|None=None, # kind name -> {option: value} given for a run
                )->dict:
-    "This kind's options for a run: its defaults, updated with what the run gives for it."
-    return {**self.options, **((options or {}).get(self.name) or {})}
+    "This kind's options for a run: its defaults, updated with what the run gives for it, and its bucket resolution when it has one."
+    own = {n: o.default for n,o in self.options.items()} | ((options or {}).get(self.name) or {})
+    return own | ({'bucket_resolution': self.family} if self.family else {})
 
 @patch
 def setting(self:Kind,
@@ -89,7 +123,7 @@ def setting(self:Kind,
            ):
     "The value of one of this kind's options in `settings`, or its default."
     v = settings.get(name) if isinstance(settings, dict) else None
-    return self.options[name] if v is None else v
+    return self.options[name].default if v is None else v
 
 # %% ../nbs/00a_kinds.ipynb #k0registry
 KINDS = {} # name -> Kind, in registration order
@@ -117,20 +151,33 @@ def kind_of(
 )->Kind:
     "The registered kind called `name`; `ImgprepError` naming the registered ones otherwise."
     if isinstance(name, Kind): return name
-    if name not in KINDS: raise ImgprepError(f"unknown kind {name!r}; choose from {', '.join(KINDS)}")
+    if name not in KINDS and (m := re.fullmatch(r'vae(\d+)', str(name))) and int(m[1]) % RESOLUTION_STEP == 0: return vae_at(int(m[1]))
+    if name not in KINDS: raise ImgprepError(f"unknown kind {name!r}; choose from {', '.join(k for k,v in KINDS.items() if not v.derived_from)}")
     return KINDS[name]
 
 # %% ../nbs/00a_kinds.ipynb #k0shape
 VAE_CROP_MULTIPLE = 16 # original resolution: image sides cropped to multiples of 16, so latent sides are even (FLUX packs 2x2)
 
+BASE_RESOLUTION = 1024 # the resolution of the seven buckets as named: `aspect_bucket` is always their name at 1024
+
+def scaled_sides(
+    bucket:str, # A bucket's name at 1024, such as '832x1216'
+    resolution:int=BASE_RESOLUTION, # The bucket resolution wanted
+)->tuple: # (width, height)
+    "The bucket's sides at `resolution`: the same aspect, scaled by `resolution/1024`."
+    return tuple(int(s)*resolution//BASE_RESOLUTION for s in bucket.split('x'))
+
 def vae_shapes(
-    rec:dict|None, # A record (its `width`, `height`, `aspect_bucket` and, in bucket mode, `vae_resolution`)
-    settings:dict|None=None, # The VAE's entry of `encoders.json`; None: not recorded, so either crop multiple is allowed
+    rec:dict|None, # A record (its `width`, `height`, `aspect_bucket` and, in bucket mode, `<kind>_resolution`)
+    settings:dict|None=None, # The kind's entry of `encoders.json`; None: not recorded, so either crop multiple is allowed
+    kind:str='vae', # The latent kind (the VAE, or the VAE at another bucket resolution)
+    family:int=BASE_RESOLUTION, # Its bucket resolution, when `settings` records no bucket sides
 )->list: # Allowed latent shapes
-    "(16, h, w) of a record's latent: its bucket's over 8 in bucket mode, else its size cropped to the recorded multiple, over 8."
+    "(16, h, w) of a record's latent: its bucket's recorded sides over 8 in bucket mode, else its size cropped to the recorded multiple, over 8."
     if rec is None: return [(16, None, None)]
-    if rec.get('vae_resolution') == 'bucket':
-        w,h = (int(s) for s in rec['aspect_bucket'].split('x'))
+    if rec.get(f'{kind}_resolution') == 'bucket':
+        sides = settings.get('buckets') if isinstance(settings, dict) else None
+        w,h = sides[rec['aspect_bucket']] if isinstance(sides, dict) and rec['aspect_bucket'] in sides else scaled_sides(rec['aspect_bucket'], family)
         return [(16, h//8, w//8)]
     m = settings.get('crop_multiple', VAE_CROP_MULTIPLE) if isinstance(settings, dict) else None
     if type(m) is not int or m <= 0: m = None if settings is None else VAE_CROP_MULTIPLE
@@ -157,7 +204,8 @@ DINOV3 = register_kind(Kind(
 VAE = register_kind(Kind(
     'vae', 'vae_latents', 'vae', (16, None, None), 'float16', 'image', FLUX_ID,
     'imgprep.encoders:FluxVaeEncoder', 'imgprep.tiny_models:save_tiny_vae', spatial=8, shape_rule=vae_shapes,
-    options=dict(resolution='bucket'), about='FLUX.1 VAE latent, the posterior mean, raw'))
+    options=dict(resolution=Option('bucket', choices=('bucket', 'original'))), family=BASE_RESOLUTION,
+    about='FLUX.1 VAE latent, the posterior mean, raw'))
 T5 = register_kind(Kind(
     't5', 't5_hidden', 't5h', (T5_MASK_LEN, 1024), 'float16', 'caption', 'google-t5/t5-large',
     'imgprep.encoders:T5Encoder', 'imgprep.tiny_models:save_tiny_t5', mask='t5_attention_mask', mask_member='t5m',
@@ -169,8 +217,33 @@ CLIP_L = register_kind(Kind(
 T5XXL = register_kind(Kind(
     't5xxl', 't5xxl_hidden', 't5xxl', (None, 4096), 'float16', 'caption', FLUX_ID,
     'imgprep.encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
-    shape_rule=text_shapes, options=dict(max_length=512),
+    shape_rule=text_shapes, options=dict(max_length=Option(512, low=1, high=512)),
     about="T5-XXL last hidden states, padded to --t5xxl-length tokens, as FLUX.1's pipeline computes them"))
+
+# %% ../nbs/00a_kinds.ipynb #k0res
+RESOLUTION_STEP,RESOLUTION_RANGE = 256,(256, 2048) # a bucket resolution must be a multiple of 256 in this range
+
+def check_resolution(
+    resolution, # A bucket resolution, such as 512 (text or int)
+)->int:
+    "`resolution` as an int, or `ImgprepError` saying why it cannot be one."
+    try: r = int(str(resolution).strip())
+    except ValueError: r = None
+    lo,hi = RESOLUTION_RANGE
+    if r is None or r % RESOLUTION_STEP or not lo <= r <= hi:
+        raise ImgprepError(f'resolution {resolution!r}: give a multiple of {RESOLUTION_STEP} from {lo} to {hi}, such as 512 or 768; '
+                           'only then do all seven buckets scale to sides that are multiples of 16, as FLUX needs')
+    return r
+
+def vae_at(
+    resolution:int, # A bucket resolution (`check_resolution`)
+)->Kind:
+    "The VAE kind at `resolution`: `vae` at 1024, else `vae<R>` (in `vae_latents_<R>/`, member `vae<R>`), registered when first asked for."
+    r = check_resolution(resolution)
+    if r == VAE.family: return VAE
+    if (name := f'vae{r}') in KINDS: return KINDS[name]
+    return register_kind(replace(VAE, name=name, directory=f'{VAE.directory}_{r}', member=name, family=r, derived_from=VAE.name,
+                                 shape_rule=partial(vae_shapes, kind=name, family=r), tiny=None, about=f'{VAE.about}, at bucket resolution {r}'))
 
 # %% ../nbs/00a_kinds.ipynb #k0kindsets
 KIND_SETS = dict(default=('dinov3', 'vae', 't5'), flux=('vae', 'clip_l', 't5xxl'))
@@ -183,7 +256,31 @@ def parse_kinds(
     if not spec: return DEFAULT_KINDS
     names = [p.strip() for s in ([spec] if isinstance(spec, str) else spec) for p in s.split(',') if p.strip()]
     wanted = {k for n in names for k in (KIND_SETS[n] if n in KIND_SETS else [kind_of(n).name])}
+    if not wanted: raise ImgprepError(f"--kinds {spec!r} names no kind; choose from {', '.join(KINDS)}, or a set: {', '.join(KIND_SETS)}")
     return tuple(k for k in KINDS if k in wanted)
+
+# %% ../nbs/00a_kinds.ipynb #k0options
+def parse_options(
+    entries:list|None, # 'KIND.NAME=VALUE' texts (the repeatable `--option`), or (KIND, NAME, VALUE) triples
+    kinds:tuple, # The run's kinds
+)->dict: # kind -> {name: value}, typed
+    "The kinds' options a run gives, typed and checked against what each kind declares."
+    out = {}
+    for e in entries or []:
+        if isinstance(e, tuple): kind,name,value = e; shown = f'{kind}.{name}={value}'
+        else:
+            shown = str(e); target,sep,value = shown.partition('=')
+            kind,dot,name = target.strip().partition('.')
+            if not (sep and dot and name): raise ImgprepError(f'--option {shown!r}: give KIND.NAME=VALUE, such as t5xxl.max_length=256')
+        k = kind_of(kind.strip())
+        if k.name not in kinds: raise ImgprepError(f"--option {shown}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
+        if (name := name.strip()) not in k.options:
+            raise ImgprepError(f"--option {shown}: {k.name} has no option {name!r}; it takes "
+                               + (', '.join(f'{n} ({o.accepts()})' for n,o in k.options.items()) or 'none'))
+        v = k.options[name].parse(value.strip() if isinstance(value, str) else value, f'--option {k.name}.{name}')
+        if out.setdefault(k.name, {}).setdefault(name, v) != v:
+            raise ImgprepError(f'--option {k.name}.{name} is given twice, as {out[k.name][name]!r} and {v!r}: give it once')
+    return out
 
 # %% ../nbs/00a_kinds.ipynb #63be3694
 @dataclass(frozen=True)
@@ -225,7 +322,9 @@ class Stage2Layout:
         return ids_in_dir(self.dir(kind))
 
     def kinds_present(self)->tuple:
-        "The registered kinds whose directory exists under `base`."
+        "The kinds whose directory exists under `base`: the registered ones, and the VAE at each resolution found."
+        for d in self.base.glob(f'{VAE.directory}_*'):
+            if re.fullmatch(r'\d+', r := d.name.removeprefix(f'{VAE.directory}_')) and int(r) % RESOLUTION_STEP == 0: vae_at(int(r))
         return tuple(k for k,v in KINDS.items() if (self.base/v.directory).is_dir())
 
 # %% ../nbs/00a_kinds.ipynb #k0checkemb
@@ -247,10 +346,10 @@ def check_embedding(
 def kinds_table(
     kinds:tuple|None=None, # Names (default: every registered kind)
 )->list: # One row per kind
-    "The registry as rows of `name`, `directory`, tar `member`, `shape`, `dtype`, `input`, `default_model`: for docs and `--help`."
+    "The registry (but for the VAE at other resolutions) as rows of `name`, `directory`, tar `member`, `shape`, `dtype`, `input`, `default_model`: for docs and `--help`."
     return [dict(name=k.name, directory=k.directory + '/', member=f'{k.member}.npy' + (f' + {k.mask_member}.npy' if k.mask_member else ''),
                  shape=_shape_text(k), dtype=k.dtype, input=k.input, default_model=k.default_model)
-            for k in map(kind_of, kinds or KINDS)]
+            for k in map(kind_of, kinds or [k for k,v in KINDS.items() if not v.derived_from])]
 
 def _shape_text(k:Kind)->str:
     dims = [str(d) for d in k.shape]

@@ -239,7 +239,7 @@ def describe_encoders(
     "How a run would make each kind of array, as `encoders.json` records it; no model is loaded."
     dev,out = pick_device(device),{}
     for k in map(kind_of, kinds):
-        mid = str((models or {}).get(k.name) or k.default_model)
+        mid = str((models or {}).get(k.name) or (models or {}).get(k.derived_from) or k.default_model)
         resolve_model(k.name, mid)
         cls = k.encoder_class()
         out[k.name] = dict(model_id=mid, weights=weights_identity(mid, cls.subfolder),
