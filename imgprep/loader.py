@@ -16,7 +16,7 @@ import torch.nn.functional as F
 import webdataset as wds
 
 from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli, safe_key
-from .kinds import DEFAULT_KINDS, KINDS, kind_of
+from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket
 from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
                             npy_problem, record_problem)
@@ -25,9 +25,9 @@ BLOCK = 512 # tar block
 
 # %% auto #0
 __all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'tar_members',
-           'tar_samples', 'latent_kinds', 'latent_size', 'fit_latent', 'BucketLatents', 'collate', 'bucket_batches',
-           'shard_encoders', 'shard_kinds', 'training_latents', 'bucket_dataset', 'verify_shard', 'verify_shards',
-           'verify_parser', 'verify_main']
+           'tar_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent', 'BucketLatents', 'collate',
+           'bucket_batches', 'shard_encoders', 'shard_kinds', 'training_latents', 'shard_resolutions', 'Resolutions',
+           'bucket_dataset', 'verify_shard', 'verify_shards', 'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
 def shard_urls(
@@ -206,22 +206,41 @@ def latent_kinds()->tuple:
     "The registered kinds whose arrays follow the image's sides (`Kind.spatial`): the latents."
     return tuple(k.name for k in KINDS.values() if k.spatial)
 
+def bucket_sides(
+    bucket:str, # An aspect bucket by its name (its sides at 1024), such as '1216x832'
+    kind:str|None=None, # The latent kind (default: the first registered, `vae`)
+    encoders:dict|None=None, # How the arrays were made (`shard_encoders`): the sides recorded there for `kind` win
+)->tuple: # (width, height) in pixels
+    "The sides `kind`'s latents of `bucket` were made at: as recorded with the arrays, else the bucket scaled to the kind's resolution."
+    k = kind_of(kind or latent_kinds()[0])
+    sides = (kind_settings(encoders, k) or {}).get('buckets')
+    got = sides.get(bucket) if isinstance(sides, dict) else None
+    if isinstance(got, list) and len(got) == 2 and all(type(v) is int and v > 0 for v in got): return tuple(got)
+    w,h = parse_bucket(bucket)
+    r = k.family or BASE_RESOLUTION
+    return w*r//BASE_RESOLUTION, h*r//BASE_RESOLUTION
+
 def latent_size(
     bucket:str, # An aspect bucket, such as '1216x832'
     spatial:int|None=None, # Pixels per latent cell (default: the latent kind's, `Kind.spatial`)
+    kind:str|None=None, # The latent kind (`bucket_sides`; default `vae`)
+    encoders:dict|None=None, # How the arrays were made: the recorded bucket sides
 )->tuple:
-    "The (height, width) of a bucket's latent: the bucket's sides divided by the latent's pixels per cell."
-    s = spatial or kind_of(latent_kinds()[0]).spatial
-    w,h = parse_bucket(bucket)
+    "The (height, width) of a bucket's latent: the bucket's sides for the kind (`bucket_sides`) divided by the latent's pixels per cell."
+    k = kind_of(kind or latent_kinds()[0])
+    w,h = bucket_sides(bucket, k.name, encoders)
+    s = spatial or k.spatial
     return h//s, w//s
 
 def fit_latent(
     lat:np.ndarray, # (C, h, w) latent, as stored
     bucket:str, # Its aspect bucket, such as '1216x832'
     spatial:int|None=None, # Pixels per latent cell (`latent_size`)
+    kind:str|None=None, # The latent kind (default `vae`)
+    encoders:dict|None=None, # How the arrays were made: the recorded bucket sides
 )->tuple: # ((C, *latent_size(bucket)) latent of the same dtype, whether it was resampled)
     "`lat` in its bucket's latent shape: as stored when it has it, else cover-cropped to the bucket's aspect ratio and resampled."
-    H,W = latent_size(bucket, spatial)
+    H,W = latent_size(bucket, spatial, kind, encoders)
     h,w = lat.shape[-2:]
     if (h, w) == (H, W): return lat, False
     x0,y0,x1,y1 = (round(v) for v in cover_crop_box(w, h, (W, H)))
@@ -231,23 +250,26 @@ def fit_latent(
 
 # %% ../nbs/08_loader.ipynb #583c8963
 class BucketLatents:
-    "Pipeline stage giving every sample its bucket's latent shape (`fit_latent`); counts the latents it resamples and warns once."
-    def __init__(self): self.resampled,self.warned = 0,False
+    "Pipeline stage giving every sample's latents their bucket's shape at their resolution (`fit_latent`); counts the latents it resamples and warns once."
+    def __init__(self,
+                 encoders:dict|None=None, # How the arrays were made (`shard_encoders`): the bucket sides each latent kind records
+                ): self.encoders,self.resampled,self.warned = encoders,0,False
 
     def __call__(self, s:dict)->dict:
         for k in map(kind_of, latent_kinds()):
-            if k.member in s: s = self.fit(s, k.member, k.spatial)
+            if k.member in s: s = self.fit(s, k.name)
         return s
 
-    def fit(self, s:dict, member:str, spatial:int)->dict:
-        "`s` with its `member` latent in its bucket's shape."
-        lat,resampled = fit_latent(s[member], s['bucket'], spatial)
+    def fit(self, s:dict, kind:str)->dict:
+        "`s` with its `kind` latent in its bucket's shape."
+        member,size = kind_of(kind).member,latent_size(s['bucket'], kind=kind, encoders=self.encoders)
+        lat,resampled = fit_latent(s[member], s['bucket'], kind=kind, encoders=self.encoders)
         if not resampled: return s
         self.resampled += 1
         if not self.warned:
             self.warned = True
             logger.warning(f"{s['__key__']}: a latent of shape {tuple(s[member].shape)} (encoded at the original resolution) was cover-cropped "
-                           f"and resampled to its bucket's {latent_size(s['bucket'], spatial)}; resampled latents are not the latents of resized images. "
+                           f"and resampled to its bucket's {size}; resampled latents are not the latents of resized images. "
                            'Encode with imgprep_stage2 --vae-resolution bucket to avoid it (warned once; `.resampled` counts them)')
         return {**s, member: lat}
 
@@ -257,13 +279,16 @@ def _stack(arrs:list, what:str)->np.ndarray:
     return np.stack(arrs)
 
 def collate(
-    samples:list, # Decoded samples of one bucket, their latents in the bucket's shape (`BucketLatents`)
+    samples:list, # Decoded samples of one bucket (and resolution), their latents in the bucket's shape (`BucketLatents`)
     as_torch:bool=False, # torch tensors instead of numpy arrays
-)->dict: # `__key__` and `json` lists, `bucket`, and (B, ...) arrays
+)->dict: # `__key__` and `json` lists, `bucket`, `resolution` (when the samples have one), and (B, ...) arrays
     "Stack decoded samples of one bucket into a batch."
     bucket = samples[0]['bucket']
     if any(s['bucket'] != bucket for s in samples): raise ValueError(f'a batch mixes buckets: {sorted({s["bucket"] for s in samples})}')
     batch = {'__key__': [s['__key__'] for s in samples], 'json': [s['json'] for s in samples], 'bucket': bucket}
+    if 'resolution' in samples[0]:
+        if len(rs := {s['resolution'] for s in samples}) > 1: raise ValueError(f'a batch mixes resolutions: {sorted(rs)}')
+        batch['resolution'] = samples[0]['resolution']
     for a,v in samples[0].items():
         if isinstance(v, np.ndarray): batch[a] = _stack([s[a] for s in samples], a)
     return _to_torch(batch) if as_torch else batch
@@ -277,20 +302,33 @@ def _to_torch(d:dict)->dict:
     return {k: _tensor(v) for k,v in d.items()}
 
 # %% ../nbs/08_loader.ipynb #90c2b052
+def _worker()->tuple:
+    "(this DataLoader worker's id, how many workers there are); (0, 1) outside a worker."
+    w = torch.utils.data.get_worker_info()
+    return (w.id, w.num_workers) if w is not None else (0, 1)
+
 def bucket_batches(
     samples, # Iterator of decoded samples
     batch_size:int, # Samples per batch
     partial:bool=True, # Yield each bucket's last, smaller batch
+    resolutions=None, # A `Resolutions` schedule: each batch's latent at the resolution it picks for the batch's index
     **collate_kw, # `as_torch` for `collate`
 ):
-    "Batches of `batch_size` samples of one bucket each."
-    pending = {}
+    "Batches of `batch_size` samples of one bucket (and one resolution) each."
+    pending,(wid,workers),n = {},_worker(),0
+    def done(b):
+        nonlocal n
+        if resolutions is not None:  # counted as a DataLoader yields batches when its workers take turns
+            r = resolutions.pick(n*workers + wid)
+            b = [resolutions.sample(s, r) for s in b]
+        n += 1
+        return collate(b, **collate_kw)
     for s in samples:
         b = pending.setdefault(s['bucket'], [])
         b.append(s)
-        if len(b) == batch_size: yield collate(pending.pop(s['bucket']), **collate_kw)
+        if len(b) == batch_size: yield done(pending.pop(s['bucket']))
     if partial:
-        for b in pending.values(): yield collate(b, **collate_kw)
+        for b in pending.values(): yield done(b)
 
 # %% ../nbs/08_loader.ipynb #224af1da
 MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
@@ -334,6 +372,65 @@ def training_latents(
     if vae.get('scaling_applied'): return x
     return (x - (vae.get('shift_factor') or 0.0)) * vae['scaling_factor']
 
+# %% ../nbs/08_loader.ipynb #5a26ca06
+def shard_resolutions(
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
+    encoders:dict|None=None, # How its arrays were made (`shard_encoders`)
+)->dict: # bucket resolution -> the latent kind made at it, smallest first
+    "The bucket resolutions a shard set's latents are at: each latent kind's recorded `bucket_resolution`, else its own."
+    out = {}
+    for k in (k for k in map(kind_of, kinds) if k.spatial):
+        r = (kind_settings(encoders, k) or {}).get('bucket_resolution')
+        out[r if type(r) is int else k.family or BASE_RESOLUTION] = k.name
+    return dict(sorted(out.items()))
+
+# %% ../nbs/08_loader.ipynb #8ab560f8
+class Resolutions:
+    "Which resolution's latent each batch gets: one fixed, a seeded weighted draw per batch, or a function of the batch index."
+    def __init__(self,
+                 schedule, # A resolution (512), weights ({512: 0.5, 1024: 0.5}), or `f(batch_index) -> resolution`
+                 held:dict, # `shard_resolutions` of the shard set
+                 seed:int|None=None, # Seed of the weighted draw (None: 0, so a schedule is reproducible even where shuffles are not)
+                 where:str='these shards', # The shard set, for messages
+                ):
+        self.schedule,self.held,self.seed,self.where = schedule,held,seed or 0,where
+        first = kind_of(next(iter(held.values()), 'vae'))
+        self.member = kind_of(first.derived_from or first.name).member  # where training code reads its latent: `vae`
+        if isinstance(schedule, dict):
+            w = list(schedule.values())
+            if not w or any(type(v) not in (int, float) or v < 0 for v in w) or sum(w) <= 0:
+                raise ImgprepError(f'resolution schedule {schedule!r}: give each resolution a weight of at least 0, not all 0')
+            self.choices,self.cum = [self.check(r) for r in schedule],np.cumsum(w)/sum(w)
+        elif not callable(schedule): self.check(schedule)
+
+    def check(self, r)->int:
+        "`r` as a resolution these shards hold; `ImgprepError` naming the ones they hold otherwise."
+        r = check_resolution(r)
+        if r not in self.held:
+            raise ImgprepError(f"{self.where}: no latents at resolution {r}; these shards hold {', '.join(map(str, self.held)) or 'none'}: "
+                               f'make them with imgprep_stage2 --resolutions {r}, then imgprep_shard')
+        return r
+
+    @property
+    def fixed(self)->int|None:
+        "The resolution of every batch, when the schedule is one resolution."
+        return None if callable(self.schedule) or isinstance(self.schedule, dict) else check_resolution(self.schedule)
+
+    def pick(self, index:int)->int:
+        "The resolution of batch `index`."
+        if callable(self.schedule): return self.check(self.schedule(index))
+        if isinstance(self.schedule, dict):
+            u = np.random.default_rng([self.seed, index]).random()  # a function of (seed, index) alone
+            return self.choices[min(int(np.searchsorted(self.cum, u, side='right')), len(self.choices)-1)]
+        return self.fixed
+
+    def sample(self, s:dict, r:int)->dict:
+        "`s` with the latent at `r` under the VAE's member, the other resolutions' dropped, and `resolution` set."
+        m = kind_of(self.held[r]).member
+        if m not in s: raise BadSample(f"sample {s.get('__key__')!r}: no .{m}.npy, the latent at resolution {r}; {_FIX}")
+        others = {kind_of(k).member for k in self.held.values()}
+        return {k: v for k,v in s.items() if k not in others} | {self.member: s[m], 'resolution': r}
+
 # %% ../nbs/08_loader.ipynb #72089c4b
 def bucket_dataset(
     d:str|Path, # Output directory of `imgprep_shard`
@@ -343,20 +440,26 @@ def bucket_dataset(
     shardshuffle:bool=False, # Shuffle the shard order (with `seed`)
     as_torch:bool=False, # torch tensors instead of numpy arrays
     partial:bool=True, # Keep each bucket's last, smaller batch
-    seed:int|None=None, # Seed of both shuffles
+    seed:int|None=None, # Seed of both shuffles and of a weighted resolution schedule
+    resolution=None, # The latents' resolution: one (512), weights ({512: 0.5, 1024: 0.5}) or `f(batch_index)` picking one per batch (`Resolutions`); None: every one held, each under its own member
     nodesplitter=wds.single_node_only, # webdataset's split between machines
     workersplitter=wds.split_by_worker, # webdataset's split between DataLoader workers
-)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`) and `.latents` (the `BucketLatents` stage and its count)
+)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`), `.resolutions` (`shard_resolutions`) and `.latents` (the `BucketLatents` stage and its count)
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
-    latents,urls = BucketLatents(),shard_urls(d, bucket)
-    encoders,kinds = shard_encoders(d),shard_kinds(d)
+    urls,encoders,kinds = shard_urls(d, bucket),shard_encoders(d),shard_kinds(d)
+    latents,held = BucketLatents(encoders),shard_resolutions(kinds, encoders)
+    res = None if resolution is None else Resolutions(resolution, held, seed, str(d))
+    fixed = res.fixed if res else None  # one resolution: chosen per sample, so the others' latents leave before the shuffle buffer
+    if res and fixed is None and not batch_size: raise ImgprepError(f'resolution {resolution!r}: a schedule picks one resolution per batch; give batch_size, or one resolution')
     stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              tar_samples, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents)]
+              tar_samples, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents),
+              wds.map(functools.partial(res.sample, r=fixed)) if fixed else None]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
-    if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch))
+    if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch,
+                                                   resolutions=res if fixed is None else None))
     elif as_torch: stages.append(wds.map(_to_torch))
     ds = wds.DataPipeline(*[s for s in stages if s is not None])
-    ds.encoders,ds.kinds,ds.latents = encoders,kinds,latents
+    ds.encoders,ds.kinds,ds.resolutions,ds.latents = encoders,kinds,held,latents
     return ds
 
 # %% ../nbs/08_loader.ipynb #2d12ca23

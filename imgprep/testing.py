@@ -13,8 +13,8 @@ import numpy as np
 from PIL import Image
 
 from .core import JSONL_NAME, atomic_write_json, dumps_record, file_sha256, logger
-from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, kind_of
-from .buckets import BUCKETS, bucket_name
+from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, kind_of, scaled_sides
+from .buckets import BUCKETS, BUCKET_NAMES, bucket_name, cover_crop_box
 
 # %% auto #0
 __all__ = ['READ_ONLY', 'WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DEFECTS', 'ARROW_WORDS', 'random_picture',
@@ -338,6 +338,20 @@ def _stage2_arrays(rng:np.random.Generator, rec:dict, kinds:tuple, settings:dict
         out[k.name] = rng.standard_normal(shape, np.float32).astype(k.dtype)
     return out
 
+def _bucket_settings(settings:dict, kinds:tuple)->dict:
+    "`settings` with each bucket-mode latent kind's bucket resolution and sides filled in where not given, as Stage 2 records them."
+    out = dict(settings)
+    for k in (k for k in map(kind_of, kinds) if k.spatial and (settings.get(k.name) or {}).get('resolution') == 'bucket'):
+        r = settings[k.name].get('bucket_resolution', k.family)
+        out[k.name] = dict(bucket_resolution=r, buckets={b: list(scaled_sides(b, r)) for b in BUCKET_NAMES}) | settings[k.name]
+    return out
+
+def _bucket_fields(rec:dict, kinds:tuple, settings:dict)->dict:
+    "The fields Stage 2 adds to a record for each latent kind made at bucket resolution: the mode, the crop box and the original size."
+    w,h,b = rec['width'],rec['height'],rec['aspect_bucket']
+    return {f: v for k in kinds if (settings.get(k) or {}).get('resolution') == 'bucket'
+            for f,v in ((f'{k}_resolution', 'bucket'), (f'{k}_crop_box', list(cover_crop_box(w, h, b))), (f'{k}_original_size', [w, h]))}
+
 # %% ../nbs/02a_testing.ipynb #t0make
 def make_stage2(
     base:str|Path, # Stage 2 base directory to fill
@@ -349,10 +363,10 @@ def make_stage2(
     ids:list|None=None, # image_ids to use instead of `img00000`...
     seed:int=0, # Same seed, same tree
     kinds:tuple=DEFAULT_KINDS, # The kinds of arrays; other than the default ones, an `encoders.json` lists them
-    settings:dict|None=None, # kind -> its `encoders.json` entry (e.g. `{'t5xxl': {'max_length': 16}}`)
+    settings:dict|None=None, # kind -> its `encoders.json` entry (e.g. `{'t5xxl': {'max_length': 16}}`; `{'vae512': {'resolution': 'bucket'}}`: latents at bucket resolution)
 )->Stage2Data:
     "A Stage 2 tree: v2 JSONL and one `.npy` per kind and record (`dinov3/`, `vae_latents/`, `t5_hidden/`...), some records broken on purpose."
-    settings = settings or {}
+    settings = _bucket_settings(settings or {}, kinds)
     lay = Stage2Layout(base).makedirs(kinds); rng = random.Random(seed); nrng = np.random.default_rng(seed)
     if tuple(kinds) != DEFAULT_KINDS or settings:
         atomic_write_json(lay.base/'encoders.json', dict(format='imgprep-encoders', version=1, kinds={k: settings.get(k, {}) for k in kinds}))
@@ -369,6 +383,7 @@ def make_stage2(
         masks = {k.mask: mask_for(cap, k.shapes(None, settings.get(k.name))[0][0] or settings[k.name]['max_length'])
                  for k in map(kind_of, kinds) if k.mask}
         rec = dict(image_id=iid, image_path=f'approved/{iid}.jpg', caption=cap, **masks, height=h, width=w, aspect_bucket=bucket, format_version=2)
+        rec |= _bucket_fields(rec, kinds, settings)
         defect = defects[i] if i < len(defects) else None
         for kind,arr in _stage2_arrays(nrng, rec, kinds, settings).items():
             if defect != f'missing_{kind}': np.save(lay.npy_path(kind, iid), arr)
