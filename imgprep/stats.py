@@ -17,11 +17,11 @@ from .kinds import DEFAULT_KINDS, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_problem,
                             tree_kinds)
-from .loader import MANIFEST_MAX_BYTES, shard_kinds, tar_samples
+from .loader import MANIFEST_MAX_BYTES, shard_kinds, shard_resolutions, tar_samples
 
 # %% auto #0
-__all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'stat_names', 'collect_stats',
-           'find_source', 'latent_stats', 'stats_parser', 'main']
+__all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
+           'collect_stats', 'find_source', 'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -165,6 +165,14 @@ def _moments_summary(m:Moments)->dict|None:
     return dict(channels=len(m.mean), values_per_channel=m.n, mean=m.mean.tolist(), std=m.std.tolist(),
                 min=m.min.tolist(), max=m.max.tolist(), overall=dict(zip(('mean', 'std'), m.overall())))
 
+def latent_resolutions(
+    kinds:tuple=DEFAULT_KINDS, # The kinds measured
+    encoders:dict|None=None, # How their arrays were made (`encoders.json`)
+)->dict: # resolution ('512', '1024', or 'original') -> the latent kind made at it
+    "The resolution each latent kind was made at: its bucket resolution (`loader.shard_resolutions`), or 'original' for latents of the photo's own size."
+    return {('original' if (kind_settings(encoders, k) or {}).get('resolution') == 'original' else str(r)): k
+            for r,k in shard_resolutions(kinds, encoders).items()}
+
 def stat_names(
     kinds:tuple=DEFAULT_KINDS, # The kinds measured
 )->dict: # kind -> what is measured: 'moments' (latents), 'norm' (pooled vectors), 'tokens' (masks) or several
@@ -178,7 +186,7 @@ def collect_stats(
     kinds:tuple=DEFAULT_KINDS, # The kinds the samples hold
     encoders:dict|None=None, # How their arrays were made (the tree's `encoders.json`), for the shapes they may have
 )->dict:
-    "Stream `samples` into per-kind statistics (`stat_names`: latent moments, vector norms, token counts) and bucket counts."
+    "Stream `samples` into per-kind statistics (`stat_names`: latent moments, vector norms, token counts), bucket counts, and the latents' resolutions."
     what,buckets = stat_names(kinds),Counter()
     moments,norms,tokens = {k: Moments() for k,w in what.items() if 'moments' in w},{k: [] for k,w in what.items() if 'norm' in w},{k: [] for k,w in what.items() if 'tokens' in w}
     p = Progress(progress_every, lambda: f"progress: {p.n} samples, " + ', '.join(f"{counts[f'{k}_files']} {k}" for k in moments))
@@ -196,7 +204,9 @@ def collect_stats(
     order = [b for b in BUCKET_NAMES if b in buckets] + sorted(set(buckets)-set(BUCKET_NAMES))
     first = ['samples'] + [f'{k}_files' for k in kinds] + [f'nonfinite_{k}' for k in kinds]
     counts = {k: counts[k] for k in first} | {k: v for k,v in counts.items() if k not in first}
-    return dict(counts=counts, buckets={b: buckets[b] for b in order}, **{k: _moments_summary(m) for k,m in moments.items()},
+    res = {r: dict(kind=k, latents=counts[f'{k}_files'], overall=_moments_summary(moments[k])['overall'] if moments[k].n else None)
+           for r,k in latent_resolutions(kinds, encoders).items()}
+    return dict(counts=counts, buckets={b: buckets[b] for b in order}, resolutions=res, **{k: _moments_summary(m) for k,m in moments.items()},
                 **{f'{k}_norm': _summary(v) for k,v in norms.items()}, **{f'{k}_tokens': _summary(v) for k,v in tokens.items()})
 
 # %% ../nbs/08a_stats.ipynb #6f6d2524
