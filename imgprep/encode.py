@@ -145,11 +145,15 @@ class Encoding:
         "Make every array the works ask for; nothing raised for a bad image or a refused array, all reported."
         if isinstance(works, Probe): return self.probe(works)
         if isinstance(works, EncodeTask): works = works.works
-        done,before = Encoded(),sum(e.oom_retries for e in self.encoders.values())
+        done,before = Encoded(),self.oom_retries()
         self.images(works, done)
         self.captions(works, done)
-        done.counts['oom_retries'] += sum(e.oom_retries for e in self.encoders.values()) - before
+        done.counts['oom_retries'] += self.oom_retries() - before
         return done
+
+    def oom_retries(self)->int:
+        "Out-of-memory retries so far, of every model once (the VAE at several resolutions is one model)."
+        return sum(e.oom_retries for e in {id(e): e for e in self.encoders.values()}.values())
 
     def probe(self, p:Probe)->list:
         "The arrays of `p`'s images (None for one that fails), returned instead of written."
@@ -173,7 +177,7 @@ def _images(self:Encoding, works:list, done:Encoded):
     kw = dict(max_batch_pixels=self.spec.max_batch_pixels) if self.spec.max_batch_pixels else {}
     wants = [[k for k in w.kinds if k in image_kinds] for w in todo]
     for i,kind,arr,info in encode_images(image_kinds, [w.image for w in todo], wants, 1 if on_cpu else self.spec.batch_size,
-                                         self.spec.decode_workers, reduced_decode=self.spec.reduced_decode, **kw):
+                                         self.spec.decode_workers, options={k: self.spec.options.get(k, {}) for k in image_kinds}, reduced_decode=self.spec.reduced_decode, **kw):
         w = todo[i]
         if arr is None: done.add(w, kind, 'encode_failed' if ': refused:' in info else 'corrupt_image', info)
         elif kind_of(kind).spatial and info.get('resolution') == 'original' and tuple(info['original_size']) != tuple(w.size):

@@ -225,13 +225,14 @@ RESOLUTION_STEP,RESOLUTION_RANGE = 256,(256, 2048) # a bucket resolution must be
 
 def check_resolution(
     resolution, # A bucket resolution, such as 512 (text or int)
+    what:str='resolution', # How the message names it, such as '--resolutions'
 )->int:
     "`resolution` as an int, or `ImgprepError` saying why it cannot be one."
     try: r = int(str(resolution).strip())
     except ValueError: r = None
     lo,hi = RESOLUTION_RANGE
     if r is None or r % RESOLUTION_STEP or not lo <= r <= hi:
-        raise ImgprepError(f'resolution {resolution!r}: give a multiple of {RESOLUTION_STEP} from {lo} to {hi}, such as 512 or 768; '
+        raise ImgprepError(f'{what} {resolution}: give a multiple of {RESOLUTION_STEP} from {lo} to {hi}, such as 512 or 768; '
                            'only then do all seven buckets scale to sides that are multiples of 16, as FLUX needs')
     return r
 
@@ -261,25 +262,27 @@ def parse_kinds(
 
 # %% ../nbs/00a_kinds.ipynb #k0options
 def parse_options(
-    entries:list|None, # 'KIND.NAME=VALUE' texts (the repeatable `--option`), or (KIND, NAME, VALUE) triples
+    entries:list|None, # 'KIND.NAME=VALUE' texts (the repeatable `--option`), or (KIND, NAME, VALUE[, FLAG]) from another flag
     kinds:tuple, # The run's kinds
 )->dict: # kind -> {name: value}, typed
     "The kinds' options a run gives, typed and checked against what each kind declares."
     out = {}
     for e in entries or []:
-        if isinstance(e, tuple): kind,name,value = e; shown = f'{kind}.{name}={value}'
+        if isinstance(e, tuple): kind,name,value,*flag = e; shown = f'{kind}.{name}={value}'
         else:
             shown = str(e); target,sep,value = shown.partition('=')
             kind,dot,name = target.strip().partition('.')
             if not (sep and dot and name): raise ImgprepError(f'--option {shown!r}: give KIND.NAME=VALUE, such as t5xxl.max_length=256')
-        k = kind_of(kind.strip())
+        try: k = kind_of(kind.strip())
+        except ImgprepError as e: raise ImgprepError(f'--option {shown}: {e}') from None
         if k.name not in kinds: raise ImgprepError(f"--option {shown}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
         if (name := name.strip()) not in k.options:
             raise ImgprepError(f"--option {shown}: {k.name} has no option {name!r}; it takes "
                                + (', '.join(f'{n} ({o.accepts()})' for n,o in k.options.items()) or 'none'))
-        v = k.options[name].parse(value.strip() if isinstance(value, str) else value, f'--option {k.name}.{name}')
+        flag = flag[0] if isinstance(e, tuple) and flag else f'--option {k.name}.{name}'
+        v = k.options[name].parse(value.strip() if isinstance(value, str) else value, flag)
         if out.setdefault(k.name, {}).setdefault(name, v) != v:
-            raise ImgprepError(f'--option {k.name}.{name} is given twice, as {out[k.name][name]!r} and {v!r}: give it once')
+            raise ImgprepError(f'{k.name}.{name} is given twice, as {out[k.name][name]!r} and {v!r} (--option and the flags of the same name): give it once')
     return out
 
 # %% ../nbs/00a_kinds.ipynb #63be3694

@@ -16,15 +16,16 @@ from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
                           is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of
+from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
+from .pool import Placement
 from .format import MADE_FROM, inline_arrays, made_from, record_fields, record_problem, stale_kinds
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
            'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work', 'counter_names',
-           'Item', 'Planner', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+           'Item', 'Stage2Run', 'Planner', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -37,6 +38,8 @@ def parse_passes(
     valid = (*kinds, MIGRATE)
     if not passes: return valid
     names = {p.strip() for s in ([passes] if isinstance(passes, str) else passes) for p in s.split(',') if p.strip()}
+    family = {n: [k for k in kinds if n in (k, kind_of(k).derived_from)] for n in names if n != MIGRATE and n in KINDS}  # `vae`: every resolution
+    names = {k for n in names for k in family.get(n) or [n]}
     if unknown := sorted(names - set(valid)):
         raise ImgprepError(f"unknown pass {', '.join(map(repr, unknown))}; choose from {', '.join(valid)}")
     return tuple(p for p in valid if p in names)
@@ -168,18 +171,31 @@ class Item:
     changed:bool = False # The record is rewritten
 
 # %% ../nbs/06a_plan.ipynb #b2606929
+@dataclass(frozen=True)
+class Stage2Run:
+    "One Stage 2 run as a value: what it makes, from what, with which models and settings, and where its encode step runs."
+    lay:Stage2Layout # The tree it writes
+    kinds:tuple # Its kinds, in registration order (the VAE at each resolution among them)
+    passes:tuple # From `parse_passes`
+    images_root:Path # Directory image paths are relative to (absolute)
+    models:dict = field(default_factory=dict) # kind -> hub id or directory (default: the kind's; a derived kind: its parent's)
+    options:dict = field(default_factory=dict) # kind -> its options, resolved (`Kind.run_options`)
+    part:tuple|None = None # (I, N): only this part's records get `Work`
+    placement:Placement = field(default_factory=Placement) # Engine, device, workers, GPUs and threads of the encode step
+
+    def computes(self, kind:str)->bool: return kind in self.passes
+    def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
+    def model(self, kind:str)->str:
+        "The hub id or directory of the kind's model in this run."
+        k = kind_of(kind)
+        return str(self.models.get(k.name) or self.models.get(k.derived_from) or k.default_model)
+
 @dataclass
 class Planner:
-    "What a run knows while it plans: where things are, its kinds, passes and options, what exists, and the counters."
-    lay:Stage2Layout
+    "What the plan learns while it reads a run's records: what exists, the ids seen, the counters, the tokenizers."
+    run:Stage2Run # The run it plans
     src:Path # The JSONL read
-    kinds:tuple # The run's kinds
-    passes:tuple # From `parse_passes`
-    images_root:Path
     counts:Counter
-    models:dict = field(default_factory=dict) # kind -> hub id or directory (default: the kind's)
-    options:dict = field(default_factory=dict) # kind -> its options
-    part:tuple|None = None # (I, N): only this part's records get `Work`
     have:dict = None # kind -> image_ids with a `.npy`
     notes:dict = field(default_factory=dict) # (kind, image_id) -> what a stale array was remade from, by an earlier run's encode step
     seen:dict = field(default_factory=dict) # image_id -> line of the record that uses it
@@ -190,10 +206,17 @@ class Planner:
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
 
+    lay = property(lambda self: self.run.lay)
+    kinds = property(lambda self: self.run.kinds)
+    passes = property(lambda self: self.run.passes)
+    images_root = property(lambda self: self.run.images_root)
+    models = property(lambda self: self.run.models)
+    options = property(lambda self: self.run.options)
+    part = property(lambda self: self.run.part)
+    def computes(self, kind:str)->bool: return self.run.computes(kind)
+    def option(self, kind:str, name:str): return self.run.option(kind, name)
     def where(self, line:int)->str: return f'{shown(self.src)}:{line}'
-    def computes(self, kind:str)->bool: return kind in self.passes
     def can_make(self, kind:str)->bool: return self.computes(kind) and (self.loaded is None or kind in self.loaded)
-    def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
 
     def flag(self, it:Item, kind:str, msg:str):
         "Count and log a problem of a usable record, once per record."
@@ -207,7 +230,7 @@ class Planner:
         if kind not in self.tokenizers:
             k = kind_of(kind)
             opts = {o: v for o,v in k.run_options(self.options).items() if o == 'max_length'}
-            self.tokenizers[kind] = k.encoder_class().load_tokenizer(str(self.models.get(kind) or k.default_model), **opts)
+            self.tokenizers[kind] = k.encoder_class().load_tokenizer(self.run.model(kind), **opts)
         return self.tokenizers[kind]
 
 # %% ../nbs/06a_plan.ipynb #5f693f4c

@@ -15,20 +15,21 @@ from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
                           exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
-from .kinds import KINDS, Stage2Layout, kind_of, parse_kinds
+from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kinds, parse_options, vae_at
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, check_record, counter_names, check_room, estimate_writes,
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
                           inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
 from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR',
-           'run_models', 'recorded_images_root', 'run_lock', 'task_size', 'inline_cosines', 'with_decode',
-           'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['OPTION_ALIASES', 'PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS',
+           'ORPHANS_DIR', 'run_models', 'recorded_images_root', 'with_resolutions', 'kind_options', 'stage2_run',
+           'run_lock', 'task_size', 'inline_cosines', 'with_decode', 'check_writable', 'run_stage2', 'nothing_usable',
+           'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def run_models(
@@ -36,15 +37,22 @@ def run_models(
     models:list|None=None, # 'KIND=ID' entries
     **aliases, # `dinov3_model=...` and the like: the same, spelled the older way
 )->dict: # kind -> hub id or directory, for the kinds given one
-    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run is an error."
+    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run, or given two models, is an error."
+    family = {kind_of(k).derived_from or k for k in kinds}  # `--model vae=ID` is the model of the VAE at every resolution
+    out,said = {},{}
+    def give(kind:str, mid:str, flag:str):
+        k = kind_of(kind.strip())
+        if k.derived_from: raise ImgprepError(f'{flag}: {k.name} is made by the {k.derived_from} model; give --model {k.derived_from}=ID')
+        if k.name not in family: raise ImgprepError(f"{flag}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
+        if out.setdefault(k.name, mid) != mid: raise ImgprepError(f'{said[k.name]} and {flag}: two models for {k.name}; give one')
+        said.setdefault(k.name, flag)
     # the older flags name the default kinds only: one for a kind this run does not make is ignored
-    out = {k.removesuffix('_model'): str(v) for k,v in aliases.items() if v is not None and k.removesuffix('_model') in kinds}
+    for k,v in aliases.items():
+        if v is not None and (name := k.removesuffix('_model')) in family: give(name, str(v), f'--{name}-model {v}')
     for m in models or []:
         kind,sep,mid = str(m).partition('=')
-        if not sep or not mid: raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
-        if (kind := kind_of(kind.strip()).name) not in kinds:
-            raise ImgprepError(f"--model {m}: {kind} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
-        out[kind] = mid.strip()
+        if not sep or not mid.strip(): raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
+        give(kind, mid.strip(), f'--model {m}')
     return out
 
 def recorded_images_root(
@@ -56,6 +64,58 @@ def recorded_images_root(
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
     return Path(jsonl).parent/root if isinstance(root, str) else None
+
+OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
+
+def with_resolutions(
+    kinds:tuple, # The run's kinds (`parse_kinds`)
+    resolutions:str|list|None=None, # `--resolutions`: bucket resolutions, comma-separated (None: 1024, the VAE itself)
+)->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
+    "The run's kinds with the VAE at each of `resolutions`."
+    if resolutions is None: return kinds
+    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
+    if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
+    if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
+    wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
+    return tuple(k for k in KINDS if k in wanted)
+
+# %% ../nbs/06d_stage2.ipynb #s2runcode
+def kind_options(
+    kinds:tuple, # The run's kinds
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    **aliases, # `vae_resolution=...`, `t5xxl_length=...`: the same options, spelled the older way (None: not given)
+)->dict: # kind -> every option, resolved
+    "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
+    family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
+    older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
+    given = parse_options([*(options or []), *older], kinds)
+    for k in kinds:
+        if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
+    out = {k: kind_of(k).run_options(given) for k in kinds}
+    vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
+    if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
+        if any(out[k].get('resolution') == 'original' for k in vaes):
+            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
+                               'the aspect buckets; use bucket, or make the original-size latents alone')
+    return out
+
+def stage2_run(
+    lay:Stage2Layout, # The tree the run writes
+    images_root:str|Path, # Directory image paths are relative to
+    kinds:str|list|None=None, # `--kinds`
+    passes:str|list|None=None, # `--pass`
+    part:str|None=None, # `--part I/N`
+    models:list|None=None, # `--model KIND=ID` entries
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    resolutions:str|list|None=None, # `--resolutions`
+    where:Placement|None=None, # From `pool.placement`
+    **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
+)->Stage2Run:
+    "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
+    kinds = with_resolutions(parse_kinds(kinds), resolutions)
+    opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
+    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
+                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
 PARTS_DIR = '.imgprep_parts'
@@ -241,8 +301,7 @@ def _check_inline(run:Planner, kind:str, workers, n:int)->dict:
     return {'inline_checked': len(cos), 'inline_min_cosine': round(m, 4)}
 
 # %% ../nbs/06d_stage2.ipynb #s2prepare
-def _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl, lay, images_root):
-    if vae_resolution not in ('original', 'bucket'): raise ImgprepError(f'--vae-resolution {vae_resolution!r}: use original or bucket')
+def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_root):
     if batch_size < 1 or t5_batch_size < 1: raise ImgprepError(f'--batch-size and --t5-batch-size must be at least 1')
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
@@ -295,25 +354,24 @@ def check_writable(
         raise
     os.unlink(p)
 
-def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, where:Placement)->EncodeSpec|None:
+def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)->EncodeSpec|None:
     "What every worker of the run loads, and how it encodes; None when no kind is to be computed (the engine then starts nothing)."
     if not kinds: return None
-    decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//where.sharing())) # image decoding processes per worker: the cores left, shared
-    return EncodeSpec(str(run.lay.base), tuple(kinds), {k: v for k,v in run.models.items() if k in kinds}, dtype,
-                      {k: kind_of(k).run_options(run.options) for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
+    decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//run.run.placement.sharing())) # image decoding processes per worker: the cores left, shared
+    return EncodeSpec(str(run.lay.base), tuple(kinds), {k: run.run.model(k) for k in kinds}, dtype,
+                      {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
 
-def _prepared(jsonl:Path, lay:Stage2Layout, part, kinds:tuple, passes, images_root:Path, models:dict, options:dict)->tuple:
+def _prepared(described:Stage2Run, jsonl:Path)->tuple:
     "Inside the lock: the tree writable, a journal a killed run left merged; (the run's `Planner`, the Stage 1 backup or None)."
+    lay = described.lay
     check_writable(lay.base)
-    counts = Counter(dict.fromkeys(counter_names(kinds), 0))
+    counts = Counter(dict.fromkeys(counter_names(described.kinds), 0))
     backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
-    if part is None and (jp := journal_path(lay.jsonl)).exists():
+    if described.part is None and (jp := journal_path(lay.jsonl)).exists():
         result = _merge(jp, lay.jsonl, backup)
         counts['recovered_tmp'] = int(result == 'merged')
         logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
-    run = Planner(lay, lay.jsonl if lay.jsonl.is_file() else jsonl, kinds, passes, images_root.absolute(), counts, models, options, part,
-                  notes=read_notes(lay.base)[0])
-    return run, backup
+    return Planner(described, lay.jsonl if lay.jsonl.is_file() else jsonl, counts, notes=read_notes(lay.base)[0]), backup
 
 def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
@@ -326,7 +384,7 @@ def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str
 def _needed(run:Planner, check_inline:int|None)->tuple:
     "(the kinds whose models the run loads, inline vectors to check): the kinds with arrays to compute, and one whose inline vectors are checked."
     needed = models_needed(run)
-    n_check = (INLINE_CHECK if 'dinov3' in needed else 0) if check_inline is None else check_inline
+    n_check = (INLINE_CHECK if any(kind_of(k).inline for k in needed) else 0) if check_inline is None else check_inline
     needed += [k for k in run.kinds if n_check and kind_of(k).inline and k not in needed and run.computes(k)]
     run.loaded = set(needed)
     return needed, n_check
@@ -340,11 +398,13 @@ def run_stage2(
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
     part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits
     models:list|None=None, # KIND=ID: the model of a kind, a hub id or directory (repeatable; default: the kind's)
+    options:list|None=None, # KIND.NAME=VALUE: a setting of a kind (repeatable): vae.resolution (bucket or original), t5xxl.max_length (1 to 512)
+    resolutions:str|None=None, # Bucket resolutions of the VAE latents, comma-separated, each a multiple of 256: 512,768,1024 makes the three from one decode (default: 1024)
     dinov3_model:str|None=None, # Hub id or directory of the DINOv3 model (the same as --model dinov3=ID)
     vae_model:str|None=None, # Hub id, AutoencoderKL or pipeline directory of the VAE (the same as --model vae=ID)
     t5_model:str|None=None, # Hub id or directory of T5-Large (the same as --model t5=ID)
-    vae_resolution:str='bucket', # bucket: the latent of the image cut to its aspect bucket; original: of the image cropped to multiples of 16
-    t5xxl_length:int=512, # Tokens of the T5-XXL states: 512 for FLUX.1-dev, 256 for FLUX.1-schnell
+    vae_resolution:str|None=None, # The same as --option vae.resolution=...: bucket (default), the image cut to its aspect bucket; original, cropped to multiples of 16
+    t5xxl_length:int|None=None, # The same as --option t5xxl.max_length=...: tokens of the T5-XXL states, 512 (default) for FLUX.1-dev, 256 for FLUX.1-schnell
     batch_size:int=4, # Images per model call on a GPU (one at a time on the CPU)
     t5_batch_size:int=64, # Captions per model call of the text encoders on a GPU (one at a time on the CPU)
     device:str='auto', # auto, cpu, cuda, cuda:N or mps
@@ -365,32 +425,31 @@ def run_stage2(
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
-    kinds = parse_kinds(kinds)
-    passes,part,jsonl = parse_passes(passes, kinds),parse_part(part),Path(jsonl)
+    jsonl = Path(jsonl)
     lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
-    images_root = Path(images_root if images_root is not None else recorded_images_root(jsonl) or '.')
-    _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl, lay, images_root)
-    models = run_models(kinds, models, dinov3_model=dinov3_model, vae_model=vae_model, t5_model=t5_model)
-    options = dict(vae=dict(resolution=vae_resolution), t5xxl=dict(max_length=t5xxl_length))
+    root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
+    run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
+                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length)
+    _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root)
     check_free_disk(lay.base, min_free_gb)
     lay.base.mkdir(parents=True, exist_ok=True)
-    with run_lock(lay.base, part):
-        run,backup = _prepared(jsonl, lay, part, kinds, passes, images_root, models, options)
-        need = estimate_writes(run, backup)
-        room = check_room(lay.base, need, min_free_gb, run)
-        if any(kind_of(k).input == 'image' and run.computes(k) for k in kinds): _images_found(need, images_root)
-        needed,n_check = _needed(run, check_inline)
-        spec = _encode_spec(run, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode, where)
-        with open_workers(spec, where, _meanwhile(run, needed, dtype, accept, device, reduced_decode)) as pool:
-            found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(run, k, pool, n_check).items()}
-            recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
+    with run_lock(lay.base, run.part):
+        planner,backup = _prepared(run, jsonl)
+        need = estimate_writes(planner, backup)
+        room = check_room(lay.base, need, min_free_gb, planner)
+        if any(kind_of(k).input == 'image' and planner.computes(k) for k in planner.kinds): _images_found(need, planner.images_root)
+        needed,n_check = _needed(planner, check_inline)
+        spec = _encode_spec(planner, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)
+        with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, device, reduced_decode)) as pool:
+            found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
+            recorded,merged = _settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
             if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
-            _run(run, pool, backup, progress_every, need['arrays'], progress_bar)
-    if nothing_usable(run.counts): logger.warning(f'{shown(run.src)}: no usable record among {run.counts["total"]}; see the warnings above')
-    return {**run.counts, 'models': '+'.join(needed) or 'none', **({'part': f'{part[0]}/{part[1]}'} if part else {}), **found}
+            _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
+    if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
+    return {**planner.counts, 'models': '+'.join(needed) or 'none', **({'part': f'{planner.part[0]}/{planner.part[1]}'} if planner.part else {}), **found}
 
 # %% ../nbs/06d_stage2.ipynb #s2run
 def nothing_usable(counts:dict)->bool:
@@ -527,12 +586,22 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
 def stage2_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_stage2`: the parameters of `run_stage2` (`cli_parser`)."
     return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), passes=dict(flag='--pass', metavar='PASS'),
-                      models=dict(flag='--model', metavar='KIND=ID'), kinds=dict(metavar='KINDS'),
-                      vae_resolution=dict(choices=('original', 'bucket')), max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N'),
+                      models=dict(flag='--model', metavar='KIND=ID'), options=dict(flag='--option', metavar='KIND.NAME=VALUE'), kinds=dict(metavar='KINDS'),
+                      resolutions=dict(metavar='R,R'), t5xxl_length=dict(metavar='N'),
+                      max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N'),
                       check_inline=dict(metavar='N'), accept=dict(metavar='FIELD'), progress_every=dict(metavar='N'))
+
+def _glued(argv:list, flags:tuple=('--part',))->list:
+    "`--part -1/3` as `--part=-1/3`: argparse takes a value that starts with a dash for a flag, and would not say what is wrong with it."
+    out = []
+    for a in argv:
+        if out and out[-1] in flags and a.startswith('-'): out[-1] = f'{out[-1]}={a}'
+        else: out.append(a)
+    return out
 
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_stage2`."
+    argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])
     run_cli('imgprep_stage2', run_stage2, **vars(stage2_parser().parse_args(argv)), progress_bar=None,
             failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
 
