@@ -362,10 +362,10 @@ def shard_kinds(
 def training_latents(
     lat:np.ndarray|torch.Tensor, # Raw latents as stored (any shape), float16
     encoders:dict, # From `shard_encoders` (or a Stage 2 `encoders.json`)
-    kind:str|None=None, # The latent kind (default: the registered one whose arrays follow the image, `latent_kinds`)
+    kind:str|None=None, # The latent kind (default: the first latent kind these encoders record, `vae` before `vae512`: one VAE, one shift and scale)
 )->np.ndarray|torch.Tensor: # float32
     "`(lat - shift_factor) * scaling_factor` in float32, with the factors Stage 2 recorded."
-    kind = kind or latent_kinds()[0]
+    kind = kind or next((k for k in latent_kinds() if kind_settings(encoders, k)), latent_kinds()[0])
     vae = kind_settings(encoders, kind)
     if not vae: raise ImgprepError(f'no {kind} record in these encoders: the latent shift and scaling are unknown')
     x = lat.float() if isinstance(lat, torch.Tensor) else np.asarray(lat, np.float32)
