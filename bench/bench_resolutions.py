@@ -10,10 +10,14 @@ JPEG of quality 90: files of a real 12 MP photo's size and decoding cost, though
 Every figure comes from a child process (`imgprep_stage2`, as a user runs it), so nothing of this script's memory is
 counted in it. Printed:
 
+- breakdown: where one photograph's time goes, in this process: its decode, and its cover-crop and resize to its
+  bucket at each resolution (one run decodes once, but still resizes once per resolution).
 - time: `--kinds vae` (only the latents, so the decode is what is shared), the multi-resolution run against the
-  three single runs together, rounds interleaved (a busy machine slows both alike), best round of each; the same
-  with each run's fixed cost taken out (interpreter, imports, model loading: a rerun over the finished tree, which
-  decodes nothing). Goal: the three-resolution run at least 2x faster than the three runs.
+  three single runs together, rounds interleaved, best round of each, in wall seconds and in CPU seconds (user +
+  system of the run and its workers: on a shared, oversubscribed machine the wall clock measures the other users
+  too, the CPU time much less so); the same with each run's fixed cost taken out (interpreter, imports, model
+  loading: a rerun over the finished tree, which decodes nothing). Goal: the three-resolution run at least 2x
+  faster than the three runs.
 - bytes per image: the default kinds (DINOv3, computed from the same decode, VAE, T5-Large), so the text states count: the one tree with three
   resolutions against three trees of one resolution each, per directory, and the shards `imgprep_shard` makes of
   them. The text states and the DINOv3 vector are stored once instead of three times.
@@ -83,7 +87,7 @@ class PeakPss:
     def __exit__(self, *exc): self.stop.set(); self.thread.join()
 
 def child(code:str, *args)->dict:
-    "Run `python -c code args`: wall seconds, peak RSS of its largest process, peak summed PSS of its tree, its stdout."
+    "Run `python -c code args`: wall and CPU seconds (its own and its waited-for children's), peak RSS of its largest process, peak summed PSS of its tree, its stdout."
     t = time.perf_counter()
     with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as e:
         p = subprocess.Popen([sys.executable, '-c', code, *map(str, args)], stdout=o, stderr=e)
@@ -92,7 +96,7 @@ def child(code:str, *args)->dict:
         secs = time.perf_counter()-t
         o.seek(0); e.seek(0); out,err = o.read().decode(),e.read().decode()
     if p.returncode: sys.exit(f'failed ({p.returncode}): {code} {" ".join(map(str, args))}\n{err[-2000:]}')
-    return dict(secs=secs, rss=ru.ru_maxrss*1024, pss=pss.peak, out=out.strip())
+    return dict(secs=secs, cpu=ru.ru_utime + ru.ru_stime, rss=ru.ru_maxrss*1024, pss=pss.peak, out=out.strip())
 
 def stage2(jsonl:Path, tree:Path, images:Path, models:dict, kinds:str, resolutions, threads:int)->dict:
     "`imgprep_stage2` on a fresh copy of the Stage 1 JSONL in `tree`."
@@ -112,26 +116,47 @@ def tree_bytes(tree:Path)->dict:
 def gb(n:float)->str: return f'{n/2**30:.2f} GB'
 
 def timing(jsonl, images, models, work:Path, rounds:int, threads:int)->None:
-    "The time of one three-resolution run against three single runs, `--kinds vae`, interleaved rounds."
-    multi,singles,fixed_m,fixed_s,peak = [],[],[],[],None
+    "The time of one three-resolution run against three single runs, `--kinds vae`, interleaved rounds: wall and CPU seconds."
+    runs = {k: [] for k in ('multi', 'singles', 'fixed multi', 'fixed singles')}
+    peak = None
     for r in range(rounds):
         shutil.rmtree(work, ignore_errors=True)
         m = stage2(jsonl, work/'multi', images, models, 'vae', RESOLUTIONS, threads)
         assert all(f'new_{k}=' in m['out'] for k in ('vae', 'vae512', 'vae768')), m['out']
         ss = [stage2(jsonl, work/f'r{R}', images, models, 'vae', [R], threads) for R in RESOLUTIONS]
-        multi.append(m['secs']); singles.append(sum(s['secs'] for s in ss))
-        fixed_m.append(stage2(jsonl, work/'multi', images, models, 'vae', RESOLUTIONS, threads)['secs'])   # a rerun: nothing to make
-        fixed_s.append(sum(stage2(jsonl, work/f'r{R}', images, models, 'vae', [R], threads)['secs'] for R in RESOLUTIONS))
+        fm = stage2(jsonl, work/'multi', images, models, 'vae', RESOLUTIONS, threads)   # a rerun: nothing to make, the fixed cost
+        fs = [stage2(jsonl, work/f'r{R}', images, models, 'vae', [R], threads) for R in RESOLUTIONS]
+        for k,v in (('multi', [m]), ('singles', ss), ('fixed multi', [fm]), ('fixed singles', fs)):
+            runs[k].append({t: sum(x[t] for x in v) for t in ('secs', 'cpu')})
         peak = m if peak is None or m['pss'] > peak['pss'] else peak
-        each = ', '.join(f"{s['secs']:.1f}" for s in ss)
-        print(f'  round {r+1}: one run {m["secs"]:.1f} s, three runs {singles[-1]:.1f} s ({each}); '
-              f'reruns with nothing to make: {fixed_m[-1]:.1f} s and {fixed_s[-1]:.1f} s', flush=True)
-    bm,bs = min(multi),min(singles)
-    work_m,work_s = bm - min(fixed_m),bs - min(fixed_s)
-    print(f'time, --kinds vae, best of {rounds}: one run with --resolutions {",".join(map(str, RESOLUTIONS))} {bm:.1f} s, '
-          f'three single-resolution runs {bs:.1f} s: {bs/bm:.2f}x (goal >= 2x); '
-          f'without each run\'s fixed cost (interpreter, imports, models: a rerun that makes nothing) {work_m:.1f} s against {work_s:.1f} s: {work_s/work_m:.2f}x')
+        each = ', '.join(f"{x['cpu']:.1f}" for x in ss)
+        print(f'  round {r+1}: one run {m["secs"]:.1f} s wall, {m["cpu"]:.1f} s CPU; three runs {runs["singles"][-1]["secs"]:.1f} s wall, '
+              f'{runs["singles"][-1]["cpu"]:.1f} s CPU ({each}); reruns that make nothing {fm["cpu"]:.1f} and {runs["fixed singles"][-1]["cpu"]:.1f} s CPU; '
+              f'load average {os.getloadavg()[0]:.1f}', flush=True)
+    best = lambda k,t: min(x[t] for x in runs[k])
+    for t,what in (('secs', 'wall'), ('cpu', 'CPU')):
+        m,s3 = best('multi', t),best('singles', t)
+        wm,ws = m - best('fixed multi', t),s3 - best('fixed singles', t)
+        print(f'time ({what}), --kinds vae, best of {rounds}: one run with --resolutions {",".join(map(str, RESOLUTIONS))} {m:.1f} s, '
+              f'three single-resolution runs {s3:.1f} s: {s3/m:.2f}x (goal >= 2x); without each run\'s fixed cost '
+              f'(interpreter, imports, models: a rerun that makes nothing) {wm:.1f} s against {ws:.1f} s: {ws/wm:.2f}x')
     print(f'memory of the three-resolution run, --kinds vae: largest process {gb(peak["rss"])} RSS, whole process tree {gb(peak["pss"])} PSS (goal < 4 GB)')
+
+def breakdown(photos:list)->None:
+    "Where an image's time goes, in this process on one thread: the decode, and the cover-crop and resize to its bucket at each resolution."
+    import torch
+    from imgprep.buckets import assign_bucket, resize_to_bucket
+    from imgprep.images import load_rgb
+    from imgprep.kinds import scaled_sides
+    torch.set_num_threads(1)
+    dec,res = [],{R: [] for R in RESOLUTIONS}
+    for p in photos:
+        t = time.process_time(); img = load_rgb(p); dec.append(time.process_time()-t)
+        for R in RESOLUTIONS:
+            t = time.process_time(); resize_to_bucket(img, scaled_sides(assign_bucket(*img.size), R)); res[R].append(time.process_time()-t)
+    ms = lambda v: f'{1000*statistics.median(v):.0f} ms'
+    print(f'per 12 MP photograph, CPU, median of {len(photos)}: decode {ms(dec)}; cover-crop and Lanczos resize to its bucket at ' +
+          ', '.join(f'{R} {ms(v)}' for R,v in res.items()) + ': the decode is shared by one run, each resize is not')
 
 def storage(jsonl, images, models, work:Path, n:int, threads:int)->None:
     "Bytes per image of one three-resolution tree against three single-resolution trees, default kinds; their shards too."
@@ -163,6 +188,7 @@ def main():
     p.add_argument('--rounds', type=int, default=2)
     p.add_argument('--threads', type=int, default=os.cpu_count(), help='torch threads of each run')
     p.add_argument('--dir', default=None, help='work directory (default: a temporary one, removed after)')
+    p.add_argument('--parts', default='breakdown,time,bytes', help='what to measure, comma-separated: breakdown, time, bytes')
     a = p.parse_args()
     base = Path(a.dir or tempfile.mkdtemp(prefix='imgprep-resolutions-'))
     try:
@@ -173,8 +199,10 @@ def main():
         mb = statistics.mean(f.stat().st_size for f in photos)/1e6
         print(f'{len(photos)} photographs of 12 MP ({", ".join(f.stem for f in photos)}), JPEG q90, {mb:.1f} MB each on average, '
               f'made in {time.perf_counter()-t:.0f} s; tiny models on the CPU, {a.threads} threads; load average {os.getloadavg()[0]:.1f}', flush=True)
-        timing(jsonl, base, models, base/'time', a.rounds, a.threads)
-        storage(jsonl, base, models, base/'bytes', len(photos), a.threads)
+        parts = a.parts.split(',')
+        if 'breakdown' in parts: breakdown(photos)
+        if 'time' in parts: timing(jsonl, base, models, base/'time', a.rounds, a.threads)
+        if 'bytes' in parts: storage(jsonl, base, models, base/'bytes', len(photos), a.threads)
         print(f'load average at the end {os.getloadavg()[0]:.1f} (the machine is shared: the rounds are interleaved so both sides see it alike)')
     finally:
         if a.dir is None: shutil.rmtree(base, ignore_errors=True)
