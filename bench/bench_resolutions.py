@@ -10,13 +10,14 @@ JPEG of quality 90: files of a real 12 MP photo's size and decoding cost, though
 Every figure comes from a child process (`imgprep_stage2`, as a user runs it), so nothing of this script's memory is
 counted in it. Printed:
 
-- breakdown: where one photograph's time goes, in this process: its decode, and its cover-crop and resize to its
-  bucket at each resolution (one run decodes once, but still resizes once per resolution).
+- breakdown: where one photograph's time goes, in this process: its decode, and at each resolution its cover-crop
+  and resize to its bucket and the tiny VAE's encode (one run decodes once, but resizes and encodes once per
+  resolution, so the decode's share bounds what one run can save).
 - time: `--kinds vae` (only the latents, so the decode is what is shared), the multi-resolution run against the
   three single runs together, rounds interleaved, best round of each, in wall seconds and in CPU seconds (user +
   system of the run and its workers: on a shared, oversubscribed machine the wall clock measures the other users
-  too, the CPU time much less so); the same with each run's fixed cost taken out (interpreter, imports, model
-  loading: a rerun over the finished tree, which decodes nothing). Goal: the three-resolution run at least 2x
+  too, the CPU time much less so); the same with each run's fixed cost taken out (interpreter, imports,
+  planning: a rerun over the finished tree, which loads no model and decodes nothing). Goal: the three-resolution run at least 2x
   faster than the three runs.
 - bytes per image: the default kinds (DINOv3, computed from the same decode, VAE, T5-Large), so the text states count: the one tree with three
   resolutions against three trees of one resolution each, per directory, and the shards `imgprep_shard` makes of
@@ -139,24 +140,25 @@ def timing(jsonl, images, models, work:Path, rounds:int, threads:int)->None:
         wm,ws = m - best('fixed multi', t),s3 - best('fixed singles', t)
         print(f'time ({what}), --kinds vae, best of {rounds}: one run with --resolutions {",".join(map(str, RESOLUTIONS))} {m:.1f} s, '
               f'three single-resolution runs {s3:.1f} s: {s3/m:.2f}x (goal >= 2x); without each run\'s fixed cost '
-              f'(interpreter, imports, models: a rerun that makes nothing) {wm:.1f} s against {ws:.1f} s: {ws/wm:.2f}x')
+              f'(interpreter, imports, planning: a rerun that makes nothing) {wm:.1f} s against {ws:.1f} s: {ws/wm:.2f}x')
     print(f'memory of the three-resolution run, --kinds vae: largest process {gb(peak["rss"])} RSS, whole process tree {gb(peak["pss"])} PSS (goal < 4 GB)')
 
-def breakdown(photos:list)->None:
-    "Where an image's time goes, in this process on one thread: the decode, and the cover-crop and resize to its bucket at each resolution."
+def breakdown(photos:list, models:dict, threads:int)->None:
+    "Where an image's time goes, in this process: the decode, then at each resolution the cover-crop and resize to its bucket and the tiny VAE's encode."
     import torch
-    from imgprep.buckets import assign_bucket, resize_to_bucket
+    from imgprep.encoders import FluxVaeEncoder, vae_pixels
     from imgprep.images import load_rgb
-    from imgprep.kinds import scaled_sides
-    torch.set_num_threads(1)
-    dec,res = [],{R: [] for R in RESOLUTIONS}
+    torch.set_num_threads(threads)
+    enc = FluxVaeEncoder.load(models['vae'], device='cpu', dtype='float32')
+    dec,res,vae = [],{R: [] for R in RESOLUTIONS},{R: [] for R in RESOLUTIONS}
     for p in photos:
         t = time.process_time(); img = load_rgb(p); dec.append(time.process_time()-t)
         for R in RESOLUTIONS:
-            t = time.process_time(); resize_to_bucket(img, scaled_sides(assign_bucket(*img.size), R)); res[R].append(time.process_time()-t)
+            t = time.process_time(); x,_ = vae_pixels(img, 'bucket', bucket_resolution=R); res[R].append(time.process_time()-t)
+            t = time.process_time(); enc.encode(x[None]); vae[R].append(time.process_time()-t)
     ms = lambda v: f'{1000*statistics.median(v):.0f} ms'
-    print(f'per 12 MP photograph, CPU, median of {len(photos)}: decode {ms(dec)}; cover-crop and Lanczos resize to its bucket at ' +
-          ', '.join(f'{R} {ms(v)}' for R,v in res.items()) + ': the decode is shared by one run, each resize is not')
+    print(f'per 12 MP photograph, CPU seconds of this process, median of {len(photos)}: decode {ms(dec)} (shared by one run); at each resolution '
+          '(not shared): ' + '; '.join(f'{R}: resize {ms(res[R])}, tiny VAE {ms(vae[R])}' for R in RESOLUTIONS))
 
 def storage(jsonl, images, models, work:Path, n:int, threads:int)->None:
     "Bytes per image of one three-resolution tree against three single-resolution trees, default kinds; their shards too."
@@ -200,7 +202,7 @@ def main():
         print(f'{len(photos)} photographs of 12 MP ({", ".join(f.stem for f in photos)}), JPEG q90, {mb:.1f} MB each on average, '
               f'made in {time.perf_counter()-t:.0f} s; tiny models on the CPU, {a.threads} threads; load average {os.getloadavg()[0]:.1f}', flush=True)
         parts = a.parts.split(',')
-        if 'breakdown' in parts: breakdown(photos)
+        if 'breakdown' in parts: breakdown(photos, models, a.threads)
         if 'time' in parts: timing(jsonl, base, models, base/'time', a.rounds, a.threads)
         if 'bytes' in parts: storage(jsonl, base, models, base/'bytes', len(photos), a.threads)
         print(f'load average at the end {os.getloadavg()[0]:.1f} (the machine is shared: the rounds are interleaved so both sides see it alike)')
