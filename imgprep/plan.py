@@ -20,7 +20,7 @@ from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
-from .format import MADE_FROM, inline_arrays, made_from, record_fields, record_problem, stale_kinds
+from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
@@ -152,7 +152,7 @@ def counter_names(
     caption_kinds = [k for k in kinds if kind_of(k).input == 'caption']
     return ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
             *BAD_RECORD_KINDS, 'missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
-            'dropped_inline_arrays', 'mask_replaced', 'truncated_captions', *(f'truncated_{k}' for k in caption_kinds), 'odd_ratio',
+            'dropped_inline_arrays', 'mask_replaced', 'empty_caption', 'truncated_captions', *(f'truncated_{k}' for k in caption_kinds), 'odd_ratio',
             *(f'new_{k}' for k in kinds), 'recomputed', 'oom_retries', 'tiled_latents', 'recovered_tmp')
 
 @dataclass
@@ -168,6 +168,7 @@ class Item:
     todo:set = field(default_factory=set) # Kinds to make now
     done:set = field(default_factory=set) # 'extracted' and the kinds written
     problems:set = field(default_factory=set)
+    noted:set = field(default_factory=set) # What was counted of its caption already ('empty', 'truncated'), once whatever the kinds
     changed:bool = False # The record is rewritten
 
 # %% ../nbs/06a_plan.ipynb #b2606929
@@ -190,6 +191,7 @@ class Stage2Run:
         k = kind_of(kind)
         return str(self.models.get(k.name) or self.models.get(k.derived_from) or k.default_model)
 
+# %% ../nbs/06a_plan.ipynb #a0plannercode
 @dataclass
 class Planner:
     "What the plan learns while it reads a run's records: what exists, the ids seen, the counters, the tokenizers."
@@ -201,6 +203,8 @@ class Planner:
     seen:dict = field(default_factory=dict) # image_id -> line of the record that uses it
     tokenizers:dict = field(default_factory=dict) # kind -> its `CaptionTokenizer`, loaded when first needed
     truncated:list = field(default_factory=list) # image_ids of the first captions cut to a tokenizer's length
+    empty:list = field(default_factory=list) # image_ids of the first empty captions
+    written:Counter = field(default_factory=Counter) # kind -> arrays on disk from this run, counted as each is written
     loaded:set|None = None # Kinds whose model the run loaded (None: every kind it computes)
 
     def __post_init__(self):
@@ -279,7 +283,7 @@ def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     if (w, h) != (it.rec['width'], it.rec['height']):
         self.flag(it, 'size_mismatch', f'image is {w}x{h}, record says {it.rec["width"]}x{it.rec["height"]}')
         return None
-    return {f'{kind}_resolution': 'bucket', f'{kind}_crop_box': list(cover_crop_box(w, h, it.bucket)), f'{kind}_original_size': [w, h]}
+    return dict(zip((f'{kind}_{f}' for f in CROP_FIELDS), ('bucket', list(cover_crop_box(w, h, it.bucket)), [w, h])))
 
 @patch
 def stale(self:Planner, it:Item)->list:
@@ -325,7 +329,7 @@ def plan_masks(self:Planner, items:list):
         if not need: continue
         tok = self.tokenizer(k)
         computed = [it for it in need if k in it.todo]
-        self.count_truncated(k, computed, tok)
+        self.count_captions(k, computed, tok)
         if not kind.mask: continue
         masks = tok.tokenize([it.rec['caption'] for it in need])
         for it,m in zip(need, masks):
@@ -336,15 +340,6 @@ def plan_masks(self:Planner, items:list):
             it.fields[kind.mask] = m
 
 @patch
-def count_truncated(self:Planner, kind:str, items:list, tok):
-    "Count the captions of `items` longer than the kind's tokenizer takes (they are cut), keeping the first few ids for the warning."
-    for it,cut in zip(items, tok.truncated([it.rec['caption'] for it in items])):  # bounded work, even for a 100 MB caption
-        if not cut: continue
-        self.counts['truncated_captions'] += 1
-        self.counts[f'truncated_{kind}'] += 1
-        if len(self.truncated) < 5 and it.image_id not in self.truncated: self.truncated.append(it.image_id)
-
-@patch
 def plan(self:Planner, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
     for it in items:
@@ -352,6 +347,24 @@ def plan(self:Planner, items:list):
         it.todo = set(self.needs(it.image_id, it.rec, [k for k in self.kinds if self.can_make(k)], stale, it.inline))
         self.plan_images(it, stale)
     self.plan_masks(items)
+
+# %% ../nbs/06a_plan.ipynb #a0captions
+@patch
+def count_captions(self:Planner, kind:str, items:list, tok):
+    "Count the captions of `items` that are empty, or longer than the kind's tokenizer takes (cut), each caption once; keep the first ids for the warnings."
+    for it,cut in zip(items, tok.truncated([it.rec['caption'] for it in items])):  # bounded work, even for a 100 MB caption
+        if not it.rec['caption'].strip(): self.note(it, 'empty', 'empty_caption', self.empty)
+        if not cut: continue
+        self.counts[f'truncated_{kind}'] += 1
+        self.note(it, 'truncated', 'truncated_captions', self.truncated)
+
+@patch
+def note(self:Planner, it:Item, what:str, counter:str, first:list):
+    "Count `what` of the caption of `it` once (several text encoders see the same caption), keeping the first five ids."
+    if what in it.noted: return
+    it.noted.add(what)
+    self.counts[counter] += 1
+    if len(first) < 5: first.append(it.image_id)
 
 # %% ../nbs/06a_plan.ipynb #cefbb784
 @patch
@@ -374,6 +387,7 @@ def entry(self:Planner, it:Item)->dict:
             self.counts['dropped_inline_arrays'] += len(dropped)
         if all(rec.get(kind_of(k).mask) is not None for k in self.kinds if kind_of(k).mask):
             rec = migrate_record(rec, it.image_id, it.bucket, self.kinds)
+    rec = ordered_record(rec, self.kinds)
     it.changed = list(rec.items()) != list(it.rec.items())
     return {'line': it.line, 'record': rec} if it.changed else {'line': it.line}
 
@@ -471,13 +485,14 @@ def estimate_writes(
     images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
     with quiet():
         for line,rec in iter_jsonl(planner.src):
-            n += 1
+            n += planner.part is None  # a part counts its own records only
             try: iid,image = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: changes = True; continue
             if iid in seen: changes = True; continue
             seen.add(iid)
             bucket = assign_bucket(rec['width'], rec['height'])
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
+            n += planner.part is not None and mine
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
             if mine and planner.needs(iid, rec, images): found['found' if os.path.isfile(image) else 'missing'] += 1
             elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += os.path.isfile(image)  # a few images of done records: is the root right?

@@ -26,10 +26,10 @@ from .commit import Journal, backup_path, fold_notes, journal_path, merge_journa
 from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['OPTION_ALIASES', 'PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS',
-           'ORPHANS_DIR', 'run_models', 'recorded_images_root', 'with_resolutions', 'kind_options', 'stage2_run',
-           'run_lock', 'task_size', 'inline_cosines', 'with_decode', 'check_writable', 'run_stage2', 'nothing_usable',
-           'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['OPTION_ALIASES', 'PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'SETTINGS_LOCK',
+           'VERIFY_PROBLEMS', 'ORPHANS_DIR', 'run_models', 'recorded_images_root', 'with_resolutions', 'kind_options',
+           'stage2_run', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode', 'check_writable',
+           'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def run_models(
@@ -187,7 +187,7 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
                 run.have[kind].add(it.image_id)
                 run.counts[f'new_{kind}'] += 1
                 it.done = {'extracted'}
-                progress(1)
+                progress(Counter({kind: 1}))
                 fault(kind)
     return slots, items
 
@@ -212,8 +212,10 @@ def _tally(run:Planner, chunk:_Chunk):
 def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Progress):
     "Plan every chunk, have `workers` encode it, and record what they did."
     chunks = {}
-    def tick(n):
-        with _tick_lock: progress.tick(n)
+    def tick(n:int|Counter):  # a count, or the kinds of arrays just written
+        with _tick_lock:
+            if isinstance(n, Counter): run.written.update(n); n = n.total()
+            progress.tick(n)
     for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(workers.devices), workers.reports_progress), progress=tick):
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
@@ -223,6 +225,12 @@ def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Pro
         if not chunk.waiting: _tally(run, chunks.pop(n))
 
 # %% ../nbs/06d_stage2.ipynb #s2progresscode
+def on_disk(run:Planner)->Counter:
+    "The run's counters with `new_<kind>` as arrays reach the disk: a task's outcomes come back only when all of it is done."
+    c = Counter(run.counts)
+    c.update({f'new_{k}': run.written[k] - c[f'new_{k}'] for k in run.kinds if run.written[k] > c[f'new_{k}']})
+    return c
+
 def _progress_line(c:Counter, kinds:tuple)->str:
     return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
             f"new .npy: {', '.join(str(c['new_' + k]) + ' ' + k for k in kinds)}")
@@ -334,13 +342,43 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
     current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
-    return recorded, check_encoders(recorded, current, accept, where, present)
+    return recorded, check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
 
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
     if need['images_found'] == 0 and need['images_missing']:
         raise ImgprepError(f"none of the {need['images_missing']} images the records name is under --images-root {root}: give the folder "
                            'image_path is relative to (the folder imgprep_ingest read)')
+
+# %% ../nbs/06d_stage2.ipynb #s2bind
+def _binding(run:Planner, recorded:dict|None, current:dict, present:tuple)->dict|None:
+    "The part of `recorded` that binds this run: a kind's settings bind once an array made with them exists, or while another part runs."
+    known = (recorded or {}).get('kinds') or {}
+    unbound = [k for k in current['kinds'] if k in known and k not in present and known[k] != current['kinds'][k]]
+    if not unbound or _others_running(run): return recorded
+    logger.warning(f"{shown(run.lay.base/ENCODERS_NAME)}: {', '.join(unbound)} recorded with other settings, but no such array exists yet: "
+                   "this run's settings replace them")
+    return {**recorded, 'kinds': {k: v for k,v in known.items() if k not in unbound}}
+
+def _others_running(run:Planner)->bool:
+    "Is another part of the tree running (its lock held)? Its settings bind before it has written an array."
+    mine = f'part-{run.part[0]}-of-{run.part[1]}.lock' if run.part else None
+    for p in (run.lay.base/PARTS_DIR).glob('part-*.lock'):
+        if p.name == mine: continue
+        try: os.close(_flock(p, fcntl.LOCK_EX, ''))
+        except ImgprepError: return True
+    return False
+
+SETTINGS_LOCK = '.imgprep_settings.lock'
+
+def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool):
+    "Check this run's settings against the tree's and record them, as one step under an exclusive lock: two parts cannot both pass and then differ."
+    fd = os.open(run.lay.base/SETTINGS_LOCK, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
+        recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
+        if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
+    finally: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
 def check_writable(
@@ -376,7 +414,7 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
 def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
     def f():
-        _settings(run, needed, dtype, accept, device, reduced_decode)  # settings that differ from the tree's stop the run here, in one line
+        with quiet(): _settings(run, needed, dtype, accept, device, reduced_decode)  # settings that differ from the tree's stop the run here, in one line
         for k in needed:
             if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
     return f
@@ -444,8 +482,7 @@ def run_stage2(
         spec = _encode_spec(planner, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)
         with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, device, reduced_decode)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
-            recorded,merged = _settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
-            if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
+            _record_settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
     if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
@@ -466,7 +503,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     run.lay.makedirs(run.kinds)
     committing = run.part is None
     if committing: _clean(run.lay, run.kinds)
-    progress = Progress(progress_every, lambda: _progress_line(run.counts, run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
+    progress = Progress(progress_every, lambda: _progress_line(on_disk(run), run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
                         total=total, bar=bar)
     stop = None
     with _signals(_interrupt), _ticking(progress), _warnings_above(progress):
@@ -474,6 +511,9 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
         try:
             _encode_all(run, journal, pool, progress)
             if journal: journal.write([{'end': sum(run.counts[k] for k in ('total', 'blank_lines', 'malformed_lines'))}])
+            if run.counts['empty_caption']:
+                logger.warning(f"{run.counts['empty_caption']} captions are empty (first: {', '.join(run.empty)}): their text states are those of "
+                               'an empty prompt, as unconditional training uses; give them captions if that is not what you want')
             if run.counts['truncated_captions']:
                 logger.warning(f"{run.counts['truncated_captions']} captions are longer than a text encoder takes and were cut to fit "
                                f"({', '.join(k + ' ' + str(run.counts['truncated_' + k]) for k in run.kinds if run.counts['truncated_' + k])}; "
@@ -484,7 +524,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
         if committing: _commit(run, journal, backup)
     progress.close()
     if isinstance(stop, KeyboardInterrupt):
-        logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(run.counts)}')
+        logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(on_disk(run))}')
     if stop: raise stop
 
 def _commit(run:Planner, journal:Journal, backup:Path|None):
