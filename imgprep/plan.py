@@ -16,16 +16,17 @@ from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
                           is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of, vae_at
+from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
 
 # %% auto #0
-__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
-           'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work', 'counter_names',
-           'Item', 'Stage2Run', 'Planner', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
+           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
+           'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'stage2_run', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -236,6 +237,82 @@ class Planner:
             opts = {o: v for o,v in k.run_options(self.options).items() if o == 'max_length'}
             self.tokenizers[kind] = k.encoder_class().load_tokenizer(self.run.model(kind), **opts)
         return self.tokenizers[kind]
+
+# %% ../nbs/06a_plan.ipynb #a0settingscode
+def run_models(
+    kinds:tuple, # The run's kinds
+    models:list|None=None, # 'KIND=ID' entries
+    **aliases, # `dinov3_model=...` and the like: the same, spelled the older way
+)->dict: # kind -> hub id or directory, for the kinds given one
+    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run, or given two models, is an error."
+    family = {kind_of(k).derived_from or k for k in kinds}  # `--model vae=ID` is the model of the VAE at every resolution
+    out,said = {},{}
+    def give(kind:str, mid:str, flag:str):
+        k = kind_of(kind.strip())
+        if k.derived_from: raise ImgprepError(f'{flag}: {k.name} is made by the {k.derived_from} model; give --model {k.derived_from}=ID')
+        if k.name not in family: raise ImgprepError(f"{flag}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
+        if out.setdefault(k.name, mid) != mid: raise ImgprepError(f'{said[k.name]} and {flag}: two models for {k.name}; give one')
+        said.setdefault(k.name, flag)
+    # the older flags name the default kinds only: one for a kind this run does not make is ignored
+    for k,v in aliases.items():
+        if v is not None and (name := k.removesuffix('_model')) in family: give(name, str(v), f'--{name}-model {v}')
+    for m in models or []:
+        kind,sep,mid = str(m).partition('=')
+        if not sep or not mid.strip(): raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
+        give(kind, mid.strip(), f'--model {m}')
+    return out
+
+OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
+
+def with_resolutions(
+    kinds:tuple, # The run's kinds (`parse_kinds`)
+    resolutions:str|list|None=None, # `--resolutions`: bucket resolutions, comma-separated (None: 1024, the VAE itself)
+)->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
+    "The run's kinds with the VAE at each of `resolutions`."
+    if resolutions is None: return kinds
+    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
+    if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
+    if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
+    wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
+    return tuple(k for k in KINDS if k in wanted)
+
+# %% ../nbs/06a_plan.ipynb #a0runcode
+def kind_options(
+    kinds:tuple, # The run's kinds
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    **aliases, # `vae_resolution=...`, `t5xxl_length=...`: the same options, spelled the older way (None: not given)
+)->dict: # kind -> every option, resolved
+    "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
+    family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
+    older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
+    given = parse_options([*(options or []), *older], kinds)
+    for k in kinds:
+        if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
+    out = {k: kind_of(k).run_options(given) for k in kinds}
+    vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
+    if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
+        if any(out[k].get('resolution') == 'original' for k in vaes):
+            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
+                               'the aspect buckets; use bucket, or make the original-size latents alone')
+    return out
+
+def stage2_run(
+    lay:Stage2Layout, # The tree the run writes
+    images_root:str|Path, # Directory image paths are relative to
+    kinds:str|list|None=None, # `--kinds`
+    passes:str|list|None=None, # `--pass`
+    part:str|None=None, # `--part I/N`
+    models:list|None=None, # `--model KIND=ID` entries
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    resolutions:str|list|None=None, # `--resolutions`
+    where:Placement|None=None, # From `pool.placement`
+    **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
+)->Stage2Run:
+    "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
+    kinds = with_resolutions(parse_kinds(kinds), resolutions)
+    opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
+    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
+                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
 
 # %% ../nbs/06a_plan.ipynb #5f693f4c
 @patch

@@ -15,46 +15,22 @@ from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
                           exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
-from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kinds, parse_options, vae_at
+from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
-                          inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
+                          inline_embedding, inline_fields, models_needed, quiet, stage2_run)
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
 from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['OPTION_ALIASES', 'PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'SETTINGS_LOCK',
-           'VERIFY_PROBLEMS', 'ORPHANS_DIR', 'run_models', 'recorded_images_root', 'with_resolutions', 'kind_options',
-           'stage2_run', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode', 'check_writable',
-           'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'SETTINGS_LOCK', 'VERIFY_PROBLEMS',
+           'ORPHANS_DIR', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+           'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
-def run_models(
-    kinds:tuple, # The run's kinds
-    models:list|None=None, # 'KIND=ID' entries
-    **aliases, # `dinov3_model=...` and the like: the same, spelled the older way
-)->dict: # kind -> hub id or directory, for the kinds given one
-    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run, or given two models, is an error."
-    family = {kind_of(k).derived_from or k for k in kinds}  # `--model vae=ID` is the model of the VAE at every resolution
-    out,said = {},{}
-    def give(kind:str, mid:str, flag:str):
-        k = kind_of(kind.strip())
-        if k.derived_from: raise ImgprepError(f'{flag}: {k.name} is made by the {k.derived_from} model; give --model {k.derived_from}=ID')
-        if k.name not in family: raise ImgprepError(f"{flag}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
-        if out.setdefault(k.name, mid) != mid: raise ImgprepError(f'{said[k.name]} and {flag}: two models for {k.name}; give one')
-        said.setdefault(k.name, flag)
-    # the older flags name the default kinds only: one for a kind this run does not make is ignored
-    for k,v in aliases.items():
-        if v is not None and (name := k.removesuffix('_model')) in family: give(name, str(v), f'--{name}-model {v}')
-    for m in models or []:
-        kind,sep,mid = str(m).partition('=')
-        if not sep or not mid.strip(): raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
-        give(kind, mid.strip(), f'--model {m}')
-    return out
-
 def recorded_images_root(
     jsonl:str|Path, # A Stage 1 JSONL written by `imgprep_ingest`
 )->Path|None:
@@ -64,58 +40,6 @@ def recorded_images_root(
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
     return Path(jsonl).parent/root if isinstance(root, str) else None
-
-OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
-
-def with_resolutions(
-    kinds:tuple, # The run's kinds (`parse_kinds`)
-    resolutions:str|list|None=None, # `--resolutions`: bucket resolutions, comma-separated (None: 1024, the VAE itself)
-)->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
-    "The run's kinds with the VAE at each of `resolutions`."
-    if resolutions is None: return kinds
-    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
-    if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
-    if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
-    wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
-    return tuple(k for k in KINDS if k in wanted)
-
-# %% ../nbs/06d_stage2.ipynb #s2runcode
-def kind_options(
-    kinds:tuple, # The run's kinds
-    options:list|None=None, # `--option KIND.NAME=VALUE` entries
-    **aliases, # `vae_resolution=...`, `t5xxl_length=...`: the same options, spelled the older way (None: not given)
-)->dict: # kind -> every option, resolved
-    "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
-    family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
-    older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
-    given = parse_options([*(options or []), *older], kinds)
-    for k in kinds:
-        if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
-    out = {k: kind_of(k).run_options(given) for k in kinds}
-    vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
-    if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
-        if any(out[k].get('resolution') == 'original' for k in vaes):
-            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
-                               'the aspect buckets; use bucket, or make the original-size latents alone')
-    return out
-
-def stage2_run(
-    lay:Stage2Layout, # The tree the run writes
-    images_root:str|Path, # Directory image paths are relative to
-    kinds:str|list|None=None, # `--kinds`
-    passes:str|list|None=None, # `--pass`
-    part:str|None=None, # `--part I/N`
-    models:list|None=None, # `--model KIND=ID` entries
-    options:list|None=None, # `--option KIND.NAME=VALUE` entries
-    resolutions:str|list|None=None, # `--resolutions`
-    where:Placement|None=None, # From `pool.placement`
-    **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
-)->Stage2Run:
-    "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
-    kinds = with_resolutions(parse_kinds(kinds), resolutions)
-    opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
-    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
-                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
 PARTS_DIR = '.imgprep_parts'
