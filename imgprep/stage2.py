@@ -26,8 +26,8 @@ from .commit import Journal, backup_path, fold_notes, journal_path, merge_journa
 from .pool import Placement, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'SETTINGS_LOCK', 'VERIFY_PROBLEMS',
-           'ORPHANS_DIR', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR',
+           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
            'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
@@ -293,16 +293,15 @@ def _others_running(run:Planner)->bool:
         except ImgprepError: return True
     return False
 
-SETTINGS_LOCK = '.imgprep_settings.lock'
-
 def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool):
-    "Check this run's settings against the tree's and record them, as one step under an exclusive lock: two parts cannot both pass and then differ."
-    fd = os.open(run.lay.base/SETTINGS_LOCK, os.O_RDONLY | os.O_CREAT, 0o644)
+    "Check this run's settings against the tree's and record them, as one step: parts do it one at a time, so two cannot both pass and then differ."
+    fd = os.open(run.lay.base/PARTS_DIR, os.O_RDONLY) if run.part else None  # a committing run has the tree to itself already
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
+        if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
-    finally: os.close(fd)
+    finally:
+        if fd is not None: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
 def check_writable(
