@@ -15,7 +15,7 @@ from .core import ImgprepError, one_line
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub',
-           'StoreError', 'filesystem', 'store_error', 'Store']
+           'local_path', 'StoreError', 'filesystem', 'store_error', 'Store']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -73,6 +73,17 @@ def scrub(
     "`msg` with every secret of `opts` masked as `***` and the user part of any URL in it dropped."
     for s in sorted(_secrets(opts or {}), key=len, reverse=True): msg = msg.replace(s, '***')
     return re.sub(r'([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"\']*@', r'\1', msg)
+
+# %% ../nbs/00b_storage.ipynb #st0local
+def local_path(
+    p:str|Path|None, # A path as the user gave it, or None
+    flag:str, # The flag it came from, named in the refusal
+    instead:str='', # What to do instead, added to the refusal
+)->Path|None:
+    "`p` as a `Path` (None stays None); an `ImgprepError` when it is a URL, since this output must be on a filesystem."
+    if p is None: return None
+    if is_url(p): raise ImgprepError(f'{flag} {shown_url(p)}: this must be a local or shared filesystem path (NFS, Lustre, FSx), not a URL' + (f'; {instead}' if instead else ''))
+    return Path(p)
 
 # %% ../nbs/00b_storage.ipynb #st0filesystem
 CLOUD_EXTRA = 'pip install -e ".[cloud]"'
