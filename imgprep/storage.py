@@ -176,6 +176,32 @@ def files(self:Store)->list:
     return sorted(p[n:] for p in found if p.startswith(self.root + '/'))
 
 @patch
+def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
+    "The object `rel` whole; `FileNotFoundError` naming its URL when there is none, `StoreError` when it is larger than `max_bytes`."
+    i = self.info(rel)
+    if i is None: raise FileNotFoundError(f'{shown_url(self.url_of(rel))}: no such object')
+    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{shown_url(self.url_of(rel))}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
+    with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
+
+@patch
+def open(self:Store, rel:str, block_size:int=8<<20):
+    "The object `rel` as a file opened for reading in blocks of `block_size`: a stream, never a download of the whole."
+    with self.errors(rel): return self.fs.open(self.path_of(rel), 'rb', block_size=block_size)
+
+@patch
+def get_file(self:Store, rel:str, local:str|Path)->Path:
+    "Download the object `rel` whole to `local`, through a temporary beside it renamed at the end: a local file that exists is complete."
+    local = Path(local)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    tmp = local.with_name(f'.{local.name}.{os.getpid()}.download')
+    try:
+        with self.errors(rel): self.fs.get_file(self.path_of(rel), os.fspath(tmp))
+        os.replace(tmp, local)
+    finally: tmp.unlink(missing_ok=True)
+    return local
+
+# %% ../nbs/00b_storage.ipynb #st0writes
+@patch
 def put_file(self:Store, local:str|Path, rel:str)->dict:
     "Upload the finished local file whole as `rel`; its `info`."
     with self.errors(rel):
@@ -189,21 +215,8 @@ def write_bytes(self:Store, rel:str, data:bytes):
     with self.errors(rel): self.fs.pipe_file(self.path_of(rel), data)
 
 @patch
-def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
-    "The object `rel` whole; `FileNotFoundError` naming its URL when there is none, `StoreError` when it is larger than `max_bytes`."
-    i = self.info(rel)
-    if i is None: raise FileNotFoundError(f'{shown_url(self.url_of(rel))}: no such object')
-    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{shown_url(self.url_of(rel))}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
-    with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
-
-@patch
 def remove(self:Store, rel:str):
     "Delete the object `rel`, if it is there."
     with self.errors(rel):
         try: self.fs.rm_file(self.path_of(rel))
         except FileNotFoundError: pass
-
-@patch
-def open(self:Store, rel:str, block_size:int=8<<20):
-    "The object `rel` as a file opened for reading in blocks of `block_size`: a stream, never a download of the whole."
-    with self.errors(rel): return self.fs.open(self.path_of(rel), 'rb', block_size=block_size)
