@@ -469,5 +469,17 @@ class MotoStore:
         "Stop the server (its objects stay in this process, for the next `start`)."
         if self.server: self.server.stop(); self.server = None
 
+    @contextmanager
+    def denied(self):
+        "Inside the block the server checks permissions (IAM, as AWS does); yields the options of a user who may do nothing."
+        import boto3, moto.settings
+        iam = boto3.client('iam', endpoint_url=self.options['endpoint_url'], aws_access_key_id='k', aws_secret_access_key='s', region_name='us-east-1')
+        name = f'nobody{_free_port()}'
+        iam.create_user(UserName=name)
+        k = iam.create_access_key(UserName=name)['AccessKey']
+        before,moto.settings.INITIAL_NO_AUTH_ACTION_COUNT = moto.settings.INITIAL_NO_AUTH_ACTION_COUNT,0
+        try: yield dict(self.options, key=k['AccessKeyId'], secret=k['SecretAccessKey'])
+        finally: moto.settings.INITIAL_NO_AUTH_ACTION_COUNT = before
+
 # %% ../nbs/02a_testing.ipynb #83b39611
 from .tiny_models import tiny_models, full_size_configs
