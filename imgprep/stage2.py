@@ -15,7 +15,6 @@ from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
                           exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
-from .storage import local_path
 from .kinds import KINDS, Stage2Layout, kind_of, parse_kinds
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
@@ -242,8 +241,6 @@ def _check_inline(run:Planner, kind:str, workers, n:int)->dict:
     return {'inline_checked': len(cos), 'inline_min_cosine': round(m, 4)}
 
 # %% ../nbs/06d_stage2.ipynb #s2prepare
-_TREE_HERE = 'the Stage 2 tree stays on a filesystem (a bucket has no atomic rename or lock); the shards can go to a bucket with imgprep_shard --output-dir'
-
 def _check_args(vae_resolution, batch_size, t5_batch_size, progress_every, jsonl, lay, images_root):
     if vae_resolution not in ('original', 'bucket'): raise ImgprepError(f'--vae-resolution {vae_resolution!r}: use original or bucket')
     if batch_size < 1 or t5_batch_size < 1: raise ImgprepError(f'--batch-size and --t5-batch-size must be at least 1')
@@ -369,8 +366,8 @@ def run_stage2(
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
     kinds = parse_kinds(kinds)
-    passes,part,jsonl = parse_passes(passes, kinds),parse_part(part),local_path(jsonl, '--jsonl', _TREE_HERE)
-    lay = Stage2Layout(local_path(output_base_dir, '--output-base-dir', _TREE_HERE) or jsonl.parent, jsonl.name)
+    passes,part,jsonl = parse_passes(passes, kinds),parse_part(part),Path(jsonl)
+    lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     images_root = Path(images_root if images_root is not None else recorded_images_root(jsonl) or '.')
