@@ -608,10 +608,10 @@ def _bad_rows(t:ShardTask, store:Store|None)->list:
     try: return shard_bad_rows(t.out)
     finally: p.unlink(missing_ok=True)
 
-def _write_meta(out:Path, split:str, meta:dict, store:Store|None):
-    "Write a split's metadata atomically, and upload it when the output is a store."
-    atomic_write_json(out/split/META_NAME, meta)
-    if store is not None: store.put_file(out/split/META_NAME, f'{split}/{META_NAME}')
+def _write_meta(d:Path, split:str, meta:dict, store:Store|None):
+    "Write a split's metadata atomically in its folder `d`, and upload it when the output is a store."
+    atomic_write_json(d/META_NAME, meta)
+    if store is not None: store.put_file(d/META_NAME, f'{split}/{META_NAME}')
 
 # %% ../nbs/09a_arrow.ipynb #fbbd54fa
 def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
@@ -635,14 +635,14 @@ def _prepare(out:Path, plans:list, run:dict, store:Store|None=None)->tuple[dict,
         tasks = shard_tasks(p, d, run['column'], run['dtype'], *_upload_to(store, p.name))
         done = [_done(t, run, store) for t in tasks]
         state[p.name] = [p, sum(done), {t.index: _bad_rows(t, store) for t,ok in zip(tasks, done) if ok}]
-        _write_meta(out, p.name, split_metadata(p, run, *state[p.name][1:]), store)
+        _write_meta(d, p.name, split_metadata(p, run, *state[p.name][1:]), store)
         pending += [t for t,ok in zip(tasks, done) if not ok]
     return state,pending
 
 def _recount(d:Path, plan:SplitPlan, run:dict, store:Store|None=None):
     "Rewrite the split's metadata in `d` to count its complete .npy files (after a failed run, its workers stopped)."
     done = [t for t in shard_tasks(plan, d, run['column'], run['dtype'], *_upload_to(store, plan.name)) if _done(t, run, store)]
-    _write_meta(d.parent, plan.name, split_metadata(plan, run, len(done), {t.index: _bad_rows(t, store) for t in done}), store)
+    _write_meta(d, plan.name, split_metadata(plan, run, len(done), {t.index: _bad_rows(t, store) for t in done}), store)
 
 # %% ../nbs/09a_arrow.ipynb #e7f8ce974
 def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtype:str)->dict:
@@ -664,7 +664,7 @@ class _Finished:
         self.state[task.split][2][task.index] = bad
         for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
         if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
-        _write_meta(self.out, task.split, split_metadata(plan, self.run, *self.state[task.split][1:]), self.store)
+        _write_meta(self.out/task.split, task.split, split_metadata(plan, self.run, *self.state[task.split][1:]), self.store)
         self.last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {self.ready}/{self.total} shards'
         self.prog.tick(rows)
 
