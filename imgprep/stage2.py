@@ -24,10 +24,11 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2R
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
 from .pool import Placement, Workers, open_workers, placement
+from .storage import local_path
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS', 'ORPHANS_DIR',
-           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
+           'ORPHANS_DIR', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
            'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
@@ -315,6 +316,9 @@ def check_writable(
         raise
     os.unlink(p)
 
+ON_A_FILESYSTEM = ('the Stage 2 tree needs atomic renames, locks and cheap listings that an object store lacks; '
+                   'keep it on a disk every worker reaches, and put the shards in the bucket (imgprep_shard --output-dir s3://...)')
+
 def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)->EncodeSpec|None:
     "What every worker of the run loads, and how it encodes; None when no kind is to be computed (the engine then starts nothing)."
     if not kinds: return None
@@ -386,8 +390,8 @@ def run_stage2(
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
-    jsonl = Path(jsonl)
-    lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
+    jsonl = local_path(jsonl, '--jsonl', ON_A_FILESYSTEM)
+    lay = Stage2Layout(local_path(output_base_dir, '--output-base-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
