@@ -28,7 +28,8 @@ min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 ray_requirements = (cfg.get('ray_requirements') or '').split()  # `pip install -e ".[ray]"`: Stage 2 and the Arrow tool on a Ray cluster
 dedup_requirements = (cfg.get('dedup_requirements') or '').split()  # `pip install -e ".[dedup]"`: the approximate index of imgprep_dedup
-dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements + dedup_requirements  # the tests run the --ray and faiss paths
+cloud_requirements = (cfg.get('cloud_requirements') or '').split()  # `pip install -e ".[cloud]"`: s3://, gs:// and other fsspec URLs in place of paths
+dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements + dedup_requirements + cloud_requirements  # the tests run the --ray, faiss and object-store paths
 
 package_data = dict()
 pkg_data = cfg.get('package_data', None)
@@ -49,7 +50,7 @@ setuptools.setup(
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements, 'dedup': dedup_requirements },
+    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements, 'dedup': dedup_requirements, 'cloud': cloud_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

@@ -1,8 +1,10 @@
 """Fail when a chapter stops teaching: an export cell over 60 lines, a chapter cell that ends in a value but keeps no
-output (run it with .ci/store_outputs.py), or a link to a notebook that does not exist.
-Usage: python .ci/check_cells.py [NOTEBOOK ...]  (default: every chapter nbs/*.ipynb and test notebook nbs/tests/*.ipynb;
-the output rule applies to chapters only)."""
-import ast, json, re, sys
+output (run it with .ci/store_outputs.py), or a link to a notebook or page that does not exist; and when a link in
+README.md would not work from a clone: one to a file the clone does not have, or to the site's address (settings.ini's
+doc_host and doc_baseurl), which nothing publishes.
+Usage: python .ci/check_cells.py [NOTEBOOK ...]  (default: every chapter nbs/*.ipynb and test notebook nbs/tests/*.ipynb,
+and README.md; the output rule applies to chapters only)."""
+import ast, configparser, json, re, sys
 from pathlib import Path
 
 MAX_EXPORT = 60
@@ -11,7 +13,7 @@ NO_VALUE = {'print', 'display', 'show_doc', 'test_eq', 'test_ne', 'test_close', 
             'simplefilter', 'seed', 'manual_seed', 'set_num_threads', 'mkdir', 'unlink', 'rmtree', 'close', 'append', 'extend',
             'update', 'sleep', 'setLevel', 'chmod', 'chdir', 'touch', 'register_kind', 'savefig', 'tight_layout'}  # calls that return None
 SKIPPED = re.compile(r'^#\|\s*(?:hide|export\w*|eval:\s*false|slow\b|cuda\b)', re.M)
-LINK = re.compile(r'\]\(([^)\s#]+\.ipynb)(?:#[^)]*)?\)|\]\(([^)\s#]+\.html)(?:#[^)]*)?\)')
+LINK = re.compile(r'\]\(([^)\s#]+\.(?:ipynb|qmd))(?:#[^)]*)?\)|\]\(([^)\s#]+\.html)(?:#[^)]*)?\)')
 
 def source(c)->str: return ''.join(c['source']) if isinstance(c['source'], list) else c['source']
 
@@ -39,7 +41,7 @@ def dangling(p:Path, target:str)->bool:
     "True when a link inside the book names a notebook (or its page) that does not exist."
     if '://' in target or target.startswith('mailto:'): return False
     t = (p.parent/target).resolve()
-    if t.suffix == '.ipynb': return not t.exists()
+    if t.suffix in ('.ipynb', '.qmd'): return not t.exists()
     return not any(page(q) == t.stem for q in t.parent.glob('*.*') if q.suffix in ('.ipynb', '.qmd', '.md'))
 
 def problems(p:Path, chapter:bool)->list:
@@ -58,9 +60,28 @@ def problems(p:Path, chapter:bool)->list:
             out.append(f'{p}: cell {i} ends in a value but keeps no output; run python .ci/store_outputs.py {p}')
     return out
 
+MD_LINK = re.compile(r'\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)')
+
+def readme_problems(
+    readme:Path, # README.md at the top of the clone
+    site:str, # The site's address, which no link may use until the site is published
+)->list:
+    "Links in README.md that do not work from a clone: to a file it does not have, or to the unpublished site."
+    text = re.sub(r'^```.*?^```', '', readme.read_text(), flags=re.M|re.S)  # code blocks hold no links
+    out = []
+    for target in MD_LINK.findall(text):
+        path = target.split('#')[0]
+        if target.startswith(site): out.append(f'{readme}: links to {target}, on a site nothing publishes; link the page\'s source under nbs/ (nbs/links.lua does it for the links of nbs/index.ipynb)')
+        elif path and not re.match(r'[a-z][a-z0-9+.-]*:', path) and not (readme.parent/path).exists():
+            out.append(f'{readme}: links to {target}, which a clone does not have')
+    return out
+
 if __name__ == '__main__':
     root = Path(__file__).resolve().parent.parent
     paths = [Path(a) for a in sys.argv[1:]] or sorted(root.glob('nbs/*.ipynb')) + sorted(root.glob('nbs/tests/*.ipynb'))
     bad = [msg for p in paths for msg in problems(p.resolve(), p.resolve().parent.name != 'tests')]
-    print('\n'.join(bad) or f'check_cells: {len(paths)} notebooks teach: short export cells, results kept, links that resolve')
+    if not sys.argv[1:]:
+        cfg = configparser.ConfigParser(); cfg.read(root/'settings.ini')
+        bad += readme_problems(root/'README.md', cfg['DEFAULT']['doc_host'].rstrip('/') + cfg['DEFAULT']['doc_baseurl'])
+    print('\n'.join(bad) or f'check_cells: {len(paths)} notebooks teach: short export cells, results kept, links that resolve; README.md links work from a clone')
     sys.exit(1 if bad else 0)

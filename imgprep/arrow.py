@@ -4,7 +4,7 @@
 
 # %% ../nbs/09a_arrow.ipynb #7d1cb74b
 from __future__ import annotations
-import argparse, io, json, os, queue, re, signal, time
+import argparse, hashlib, io, json, math, os, queue, re, signal, tempfile, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,18 +21,20 @@ from transformers import AutoModel, AutoTokenizer
 
 from . import __version__
 from .core import ImgprepError, Progress, atomic_save_npy, atomic_write_json, cli_parser, logger, one_line, open_regular, remove_temps, run_cli
+from .storage import Store, is_url, shown_url
 from .encoders import DINOV3_ID, DinoV3Encoder
 from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
 from .pool import FAULT_ENV, Workers, open_workers, placement
 
 # %% auto #0
-__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'STORE_DTYPES', 'arrow_rows', 'read_json',
-           'check_plain_name', 'find_splits', 'choose_splits', 'info_shard_lengths', 'check_shard_lengths',
+__all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'MIRROR_NAME', 'STORE_DTYPES', 'arrow_rows',
+           'read_json', 'check_plain_name', 'find_splits', 'choose_splits', 'info_shard_lengths', 'check_shard_lengths',
            'shard_files', 'data_files', 'uniform_chunks', 'SplitPlan', 'first_mismatch', 'plan_split', 'check_column',
            'npy_name', 'shard_done', 'pool_hidden', 'TextEmbedder', 'cell_rgb', 'ImageEmbedder', 'EmbedSpec',
            'ShardTask', 'shard_tasks', 'open_split', 'shard_values', 'bad_rows_path', 'shard_bad_rows', 'embed_shard',
-           'ShardWorker', 'split_metadata', 'check_resumable', 'embed_arrow', 'embed_arrow_parser', 'main']
+           'ShardWorker', 'split_metadata', 'check_resumable', 'arrow_staging', 'mirror_dataset', 'npy_size',
+           'embed_arrow', 'embed_arrow_parser', 'main']
 
 # %% ../nbs/09a_arrow.ipynb #d7c0e11d
 SHARD_RE = re.compile(r'data-(\d{5})-of-(\d{5})\.arrow')
@@ -412,6 +414,8 @@ class ShardTask:
     column: str
     out: str # Output .npy path
     store_dtype: str = 'float32'
+    upload: str|None = None # URL of the split's output folder in a store, when the output is a URL (the .npy is uploaded, then removed)
+    storage_options: str|None = None # The store's fsspec options as JSON (hashable, picklable to any worker)
 
     @property
     def name(self)->str: return npy_name(self.index, self.num_shards)
@@ -425,10 +429,12 @@ def shard_tasks(
     out_dir:str|Path, # Where its .npy files go
     column:str, # Column to embed
     store_dtype:str='float32', # Storage dtype
+    upload:str|None=None, # URL of the split's output folder in a store (`ShardTask.upload`)
+    storage_options:str|None=None, # Its fsspec options as JSON
 )->list[ShardTask]:
     "One task per shard of `plan`."
     files = tuple(map(str, plan.files))
-    return [ShardTask(plan.name, i, plan.num_shards, a, b, files, column, str(Path(out_dir)/npy_name(i, plan.num_shards)), store_dtype)
+    return [ShardTask(plan.name, i, plan.num_shards, a, b, files, column, str(Path(out_dir)/npy_name(i, plan.num_shards)), store_dtype, upload, storage_options)
             for i,(a,b) in enumerate(plan.bounds())]
 
 # %% ../nbs/09a_arrow.ipynb #ed5cbaa46
@@ -484,10 +490,20 @@ def embed_shard(
     vecs[ok] = embedder.embed([values[i] for i in ok])
     arr = to_storage(vecs, task.store_dtype)
     if arr is None: raise ImgprepError(f'{task.key}: vectors not finite in {task.store_dtype}; store float32')
+    if task.upload: Path(task.out).parent.mkdir(parents=True, exist_ok=True)  # a worker on another machine stages there
     if bad: atomic_write_json(bad_rows_path(task.out), dict(bad_rows=bad))
     else: bad_rows_path(task.out).unlink(missing_ok=True)
     atomic_save_npy(task.out, arr)
+    if task.upload: _upload(task, bool(bad))
     return len(values), time.monotonic()-t0, bad
+
+def _upload(task:ShardTask, bad:bool):
+    "Upload a finished shard whole (its bad rows first, as on disk) and drop the local copies: staging holds one shard per worker."
+    st,rows = Store(task.upload, task.storage_options),bad_rows_path(task.out)
+    if bad: st.put_file(rows, rows.name)
+    else: st.remove(rows.name)
+    st.put_file(task.out, task.name)
+    Path(task.out).unlink(); rows.unlink(missing_ok=True)
 
 # %% ../nbs/09a_arrow.ipynb #3ca2db55
 class ShardWorker:
@@ -529,6 +545,74 @@ def check_resumable(
         if old.get(k) != meta[k]:
             raise ImgprepError(f'{path}: made with {k}={old.get(k)!r}, this run has {meta[k]!r}; use another --output-dir or delete {Path(path).parent}')
 
+# %% ../nbs/09a_arrow.ipynb #ar0store
+MIRROR_NAME = '.imgprep_mirror.json'
+
+def arrow_staging(
+    url:str, # A dataset URL or an output URL
+    what:str, # 'dataset' or 'output'
+    staging_dir:str|Path|None=None, # `--staging-dir` (default: the system's temporary directory)
+)->Path:
+    "The local folder for the dataset at `url`, or for the output bound for it: one per URL."
+    digest = hashlib.sha256(shown_url(url).rstrip('/').encode('utf-8')).hexdigest()[:16]
+    return Path(staging_dir or Path(tempfile.gettempdir())/'imgprep_arrow_staging')/f'{what}-{digest}'
+
+def mirror_dataset(
+    url:str, # A dataset folder in a store, such as `s3://bucket/datasets/captions`
+    storage_options:str|dict|None=None, # Its fsspec options (`storage.parse_options`)
+    staging_dir:str|Path|None=None, # Where the copy goes (`arrow_staging`)
+)->Path: # The local copy
+    "A local copy of the dataset at `url` (its JSON and Arrow files), each file fetched again only when its object changed."
+    st,local = Store(url, storage_options),arrow_staging(url, 'dataset', staging_dir)
+    tags = {r: st.info(r)['etag'] for r in st.files() if r.endswith(('.arrow', '.json'))}
+    if not tags: raise ImgprepError(f'{shown_url(url)}: no Arrow dataset there (no .arrow or .json objects); give the URL of a folder saved with datasets')
+    seen = read_json(local/MIRROR_NAME, f'delete {local}') if (local/MIRROR_NAME).is_file() else {}
+    for p in [p for p in local.rglob('*') if p.is_file() and p.name != MIRROR_NAME and p.relative_to(local).as_posix() not in tags]: p.unlink()
+    for r,tag in tags.items():
+        if seen.get(r) != tag or not (local/r).is_file():
+            st.get_file(r, local/r)
+            seen[r] = tag
+            atomic_write_json(local/MIRROR_NAME, seen)  # after each file: a killed copy goes on where it stopped
+    return local
+
+def npy_size(
+    shape:tuple, # Array shape
+    dtype:str, # Its dtype
+)->int:
+    "Bytes of a `.npy` of `shape` and `dtype` as `np.save` writes it: its header, then the data."
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, dict(descr=np.lib.format.dtype_to_descr(np.dtype(dtype)), fortran_order=False, shape=tuple(shape)))
+    return f.tell() + math.prod(shape)*np.dtype(dtype).itemsize
+
+# %% ../nbs/09a_arrow.ipynb #ar0storehelpers
+def _upload_to(store:Store|None, split:str)->tuple:
+    "(`upload`, `storage_options`) of a split's tasks: its folder's URL and the options as JSON, or (None, None)."
+    return (None, None) if store is None else (store.url_of(split), json.dumps(store.opts))
+
+def _fetch(store:Store, rel:str, out:Path)->Path:
+    "The object `rel` downloaded to `out/rel` when the store has it; the local copy removed when it has not."
+    if store.info(rel) is not None: return store.get_file(rel, out/rel)
+    (out/rel).unlink(missing_ok=True)
+    return out/rel
+
+def _done(t:ShardTask, run:dict, store:Store|None)->bool:
+    "Is shard `t` complete: its `.npy` of the right header and size, on disk or in the store?"
+    if store is None: return shard_done(t.out, t.rows, run['embedding_dim'], run['dtype'])
+    i = store.info(f'{t.split}/{t.name}')
+    return i is not None and i['size'] == npy_size((t.rows, run['embedding_dim']), run['dtype'])
+
+def _bad_rows(t:ShardTask, store:Store|None)->list:
+    "The bad rows of a complete shard, from beside it on disk or in the store."
+    if store is None: return shard_bad_rows(t.out)
+    p = _fetch(store, f'{t.split}/{bad_rows_path(t.out).name}', Path(t.out).parent.parent)
+    try: return shard_bad_rows(t.out)
+    finally: p.unlink(missing_ok=True)
+
+def _write_meta(d:Path, split:str, meta:dict, store:Store|None):
+    "Write a split's metadata atomically in its folder `d`, and upload it when the output is a store."
+    atomic_write_json(d/META_NAME, meta)
+    if store is not None: store.put_file(d/META_NAME, f'{split}/{META_NAME}')
+
 # %% ../nbs/09a_arrow.ipynb #fbbd54fa
 def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
     "The chosen splits' plans, their column checked."
@@ -537,26 +621,28 @@ def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
         if p.files: check_column(p, column, kind) # an empty split has no file, and nothing to embed
     return plans
 
-def _prepare(out:Path, plans:list, run:dict)->tuple[dict, list]:
+def _prepare(out:Path, plans:list, run:dict, store:Store|None=None)->tuple[dict, list]:
     "Check earlier outputs, write each split's metadata; return ({split: [plan, completed, bad rows]}, pending tasks)."
     metas = {p.name: split_metadata(p, run, 0) for p in plans}
-    for p in plans: check_resumable(out/p.name/META_NAME, metas[p.name])
+    for p in plans:
+        if store is not None: _fetch(store, f'{p.name}/{META_NAME}', out)
+        check_resumable(out/p.name/META_NAME, metas[p.name])
     state,pending = {},[]
     for p in plans:
         d = out/p.name
         d.mkdir(parents=True, exist_ok=True)
         remove_temps(d)
-        tasks = shard_tasks(p, d, run['column'], run['dtype'])
-        done = [shard_done(t.out, t.rows, run['embedding_dim'], run['dtype']) for t in tasks]
-        state[p.name] = [p, sum(done), {t.index: shard_bad_rows(t.out) for t,ok in zip(tasks, done) if ok}]
-        atomic_write_json(d/META_NAME, split_metadata(p, run, *state[p.name][1:]))
+        tasks = shard_tasks(p, d, run['column'], run['dtype'], *_upload_to(store, p.name))
+        done = [_done(t, run, store) for t in tasks]
+        state[p.name] = [p, sum(done), {t.index: _bad_rows(t, store) for t,ok in zip(tasks, done) if ok}]
+        _write_meta(d, p.name, split_metadata(p, run, *state[p.name][1:]), store)
         pending += [t for t,ok in zip(tasks, done) if not ok]
     return state,pending
 
-def _recount(d:Path, plan:SplitPlan, run:dict):
+def _recount(d:Path, plan:SplitPlan, run:dict, store:Store|None=None):
     "Rewrite the split's metadata in `d` to count its complete .npy files (after a failed run, its workers stopped)."
-    done = [t for t in shard_tasks(plan, d, run['column'], run['dtype']) if shard_done(t.out, t.rows, run['embedding_dim'], run['dtype'])]
-    atomic_write_json(d/META_NAME, split_metadata(plan, run, len(done), {t.index: shard_bad_rows(t.out) for t in done}))
+    done = [t for t in shard_tasks(plan, d, run['column'], run['dtype'], *_upload_to(store, plan.name)) if _done(t, run, store)]
+    _write_meta(d, plan.name, split_metadata(plan, run, len(done), {t.index: _bad_rows(t, store) for t in done}), store)
 
 # %% ../nbs/09a_arrow.ipynb #e7f8ce974
 def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtype:str)->dict:
@@ -566,8 +652,8 @@ def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtyp
 
 class _Finished:
     "What the run does as each shard comes back."
-    def __init__(self, out:Path, state:dict, run:dict, total:int, progress:bool):
-        self.out,self.state,self.run,self.total,self.last = out,state,run,total,''
+    def __init__(self, out:Path, state:dict, run:dict, total:int, progress:bool, store:Store|None=None):
+        self.out,self.state,self.run,self.total,self.last,self.store = out,state,run,total,'',store
         self.ready = sum(s[1] for s in state.values())
         self.prog = Progress(every=1 if progress else 0, describe=lambda: self.last)
 
@@ -578,7 +664,7 @@ class _Finished:
         self.state[task.split][2][task.index] = bad
         for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
         if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
-        atomic_write_json(self.out/task.split/META_NAME, split_metadata(plan, self.run, *self.state[task.split][1:]))
+        _write_meta(self.out/task.split, task.split, split_metadata(plan, self.run, *self.state[task.split][1:]), self.store)
         self.last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {self.ready}/{self.total} shards'
         self.prog.tick(rows)
 
@@ -586,8 +672,8 @@ class _Finished:
 STORE_DTYPES = ('float32', 'float16')
 
 def embed_arrow(
-    dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot)
-    output_dir:str|Path, # Gets <split>/data-XXXXX-of-YYYYY.npy and <split>/embedding_metadata.json
+    dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot), or its URL (copied to --staging-dir first)
+    output_dir:str|Path, # Gets <split>/data-XXXXX-of-YYYYY.npy and <split>/embedding_metadata.json: a folder, or a URL (each file uploaded whole when done)
     model:str|None=None, # Model id or directory (required for text; DINOv3 by default for images)
     kind:str='text', # 'text' (transformers model) or 'image' (DINOv3)
     column:str|None=None, # Column to embed; 'text' or 'image' by default
@@ -607,6 +693,8 @@ def embed_arrow(
     progress:bool=True, # Print a line per shard
     ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
     engine:str='local', # Where the workers run: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
+    storage_options:str|None=None, # For URLs: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
+    staging_dir:str|None=None, # For URLs: where a dataset is copied and output files wait for their upload (default: the system's temporary directory)
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
@@ -614,18 +702,22 @@ def embed_arrow(
     if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
     where = placement(engine, ray, device, workers, num_gpus, threads)
     column = column or ('image' if kind == 'image' else 'text')
+    store = Store(output_dir, storage_options) if is_url(output_dir) else None
+    if is_url(dataset_dir):
+        dataset_name = dataset_name or shown_url(dataset_dir).rstrip('/').rsplit('/', 1)[-1]
+        dataset_dir = mirror_dataset(dataset_dir, storage_options, staging_dir)
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
-    out,state = Path(output_dir),{}
+    out,state = arrow_staging(output_dir, 'output', staging_dir) if store else Path(output_dir),{}
     try:
         with open_workers(spec, where) as pool:
             run = _run_fields(pool, dataset_name or Path(dataset_dir).resolve().name, kind, column, store_dtype)
-            state,tasks = _prepare(out, plans, run)
-            done = _Finished(out, state, run, sum(p.num_shards for p in plans), progress)
+            state,tasks = _prepare(out, plans, run, store)
+            done = _Finished(out, state, run, sum(p.num_shards for p in plans), progress, store)
             t1 = time.monotonic()
             for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
             secs = time.monotonic()-t1
     except BaseException:
-        for plan,*_ in state.values(): _recount(out/plan.name, plan, run) # the workers have stopped: the files are final
+        for plan,*_ in state.values(): _recount(out/plan.name, plan, run, store) # the workers have stopped: the files are final
         raise
     return dict(splits=len(plans), shards=done.total, shards_skipped=done.total-len(tasks), shards_embedded=len(tasks),
                 samples=sum(p.num_samples for p in plans), samples_embedded=done.prog.n,

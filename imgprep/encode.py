@@ -123,7 +123,7 @@ class Encoding:
                  encoders:dict): # kind -> loaded encoder
         self.spec,self.encoders = spec,encoders
         self.lay,self.notes = Stage2Layout(spec.base).makedirs(spec.kinds),Notes(spec.base)
-        self.report = None # Called with 1 after each array written (the worker pool sets it)
+        self.report = None # Called with `Counter({kind: 1})` after each array is on disk (the engine passes it on as progress)
 
     def metadata(self)->dict:
         "How the arrays are made (the same on every worker: the device is left out)."
@@ -136,7 +136,7 @@ class Encoding:
         atomic_save_npy(self.lay.npy_path(kind, work.image_id), arr)
         done.add(work, kind)
         done.counts['tiled_latents'] += bool(tiled)
-        if self.report: self.report(1)
+        if self.report: self.report(Counter({kind: 1}))
         fault(kind)
 
     def __call__(self,

@@ -16,12 +16,12 @@ from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
-__all__ = ['REASONS', 'RECORD_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
-           'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
-           'mask_length', 'record_fields', 'tree_kinds', 'kind_settings', 'bucket_problem', 'record_problem',
-           'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'members', 'existing_shards',
-           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'encoders_differences',
-           'encoders_problem', 'read_encoders', 'EncodersMismatch', 'check_encoders']
+__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'JSON_FIELDS', 'MANIFEST_NAME',
+           'ENCODERS_NAME', 'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons',
+           'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings',
+           'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'members',
+           'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes',
+           'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch', 'check_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -79,10 +79,18 @@ def record_fields(
     masks = tuple(k.mask for k in map(kind_of, kinds) if k.mask)
     return RECORD_FIELDS[:3] + masks + RECORD_FIELDS[3:]
 
-def _known(name)->bool:
-    "Is `name` a registered kind (or the VAE at a resolution, registered now)?"
-    try: return bool(kind_of(name))
-    except ImgprepError: return False
+CROP_FIELDS = ('resolution', 'crop_box', 'original_size') # a latent kind's fields in a record, in bucket mode: `<kind>_resolution`, ...
+
+def ordered_record(
+    rec:dict, # A record
+    kinds:tuple=DEFAULT_KINDS, # The tree's kinds (their masks are format fields)
+)->dict:
+    "`rec` with its fields in one order whatever the passes that made it: the format's, the others as they came, each kind's crop fields, `made_from` last."
+    head = [f for f in record_fields(kinds) if f in rec]
+    crops = [f'{k}_{f}' for k in KINDS for f in CROP_FIELDS if f'{k}_{f}' in rec]
+    tail = [f for f in ('made_from',) if f in rec]
+    rest = [f for f in rec if f not in {*head, *crops, *tail}]
+    return {f: rec[f] for f in head + rest + crops + tail}
 
 def tree_kinds(
     encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
@@ -90,7 +98,7 @@ def tree_kinds(
 )->tuple: # Kind names, in registration order
     "The kinds a Stage 2 tree holds: those its `encoders.json` lists and those with a directory (a kind only extracted from Stage 1 is not described); the default kinds when there are none."
     listed = encoders.get('kinds') if isinstance(encoders, dict) else None
-    listed = {kind_of(k).name for k in listed if _known(k)} if isinstance(listed, dict) else set()
+    listed = set(listed) if isinstance(listed, dict) else set()
     present = set(Stage2Layout(base).kinds_present()) if base is not None else set()
     return tuple(k for k in KINDS if k in listed | present) or DEFAULT_KINDS
 
@@ -306,7 +314,7 @@ def _flat(d:dict, prefix:str='')->dict:
         else: out[f'{prefix}{k}'] = v
     return out
 
-LATER_FIELDS = ('bucket_resolution', 'buckets') # recorded since trees have several resolutions: a tree from before has the 1024 buckets
+LATER_FIELDS = ('bucket_resolution', 'buckets') # recorded since trees have several resolutions (a tree from before has the 1024 buckets); they follow `resolution`
 
 def encoders_differences(
     recorded:dict, # `encoders.json` as found
@@ -317,7 +325,7 @@ def encoders_differences(
     for kind in (recorded.get('kinds') or {}).keys() & (current.get('kinds') or {}).keys():
         r,c = _flat(recorded['kinds'][kind]),_flat(current['kinds'][kind])
         skip = {k for d in (r, c) for k,v in d.items() if v == UNRESOLVED}
-        skip |= {k for k in c if k.split('.')[0] in LATER_FIELDS and not any(f.split('.')[0] == k.split('.')[0] for f in r)}
+        skip |= {k for k in r.keys() ^ c.keys() if k.split('.')[0] in LATER_FIELDS}  # derived from the resolution: compared where both have them
         if any(k.startswith('weights.') for k in skip): skip |= {k for k in r.keys() | c.keys() if k.startswith('weights.')}
         for k in sorted((r.keys() | c.keys()) - skip):
             if r.get(k) != c.get(k): out.append((f'{kind}.{k}', r.get(k), c.get(k)))

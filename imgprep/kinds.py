@@ -18,9 +18,10 @@ from .core import ImgprepError, JSONL_NAME, ids_in_dir, validate_image_id
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
-           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind', 'register_kind',
-           'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes', 'check_resolution', 'vae_at',
-           'parse_kinds', 'parse_options', 'Stage2Layout', 'check_embedding', 'kinds_table']
+           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind',
+           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
+           'check_resolution', 'vae_at', 'parse_kinds', 'parse_options', 'Stage2Layout', 'check_embedding',
+           'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
 @dataclass(frozen=True)
@@ -151,7 +152,6 @@ def kind_of(
 )->Kind:
     "The registered kind called `name`; `ImgprepError` naming the registered ones otherwise."
     if isinstance(name, Kind): return name
-    if name not in KINDS and (m := re.fullmatch(r'vae(\d+)', str(name))) and int(m[1]) % RESOLUTION_STEP == 0: return vae_at(int(m[1]))
     if name not in KINDS: raise ImgprepError(f"unknown kind {name!r}; choose from {', '.join(k for k,v in KINDS.items() if not v.derived_from)}")
     return KINDS[name]
 
@@ -236,15 +236,17 @@ def check_resolution(
                            'only then do all seven buckets scale to sides that are multiples of 16, as FLUX needs')
     return r
 
+def _vae_at(r:int)->Kind:
+    return replace(VAE, name=f'vae{r}', directory=f'{VAE.directory}_{r}', member=f'vae{r}', family=r, derived_from=VAE.name,
+                   shape_rule=partial(vae_shapes, kind=f'vae{r}', family=r), tiny=None, about=f'{VAE.about}, at bucket resolution {r}')
+
+VAE_AT = {r: VAE if r == VAE.family else register_kind(_vae_at(r)) for r in range(RESOLUTION_RANGE[0], RESOLUTION_RANGE[1]+1, RESOLUTION_STEP)}
+
 def vae_at(
     resolution:int, # A bucket resolution (`check_resolution`)
 )->Kind:
-    "The VAE kind at `resolution`: `vae` at 1024, else `vae<R>` (in `vae_latents_<R>/`, member `vae<R>`), registered when first asked for."
-    r = check_resolution(resolution)
-    if r == VAE.family: return VAE
-    if (name := f'vae{r}') in KINDS: return KINDS[name]
-    return register_kind(replace(VAE, name=name, directory=f'{VAE.directory}_{r}', member=name, family=r, derived_from=VAE.name,
-                                 shape_rule=partial(vae_shapes, kind=name, family=r), tiny=None, about=f'{VAE.about}, at bucket resolution {r}'))
+    "The VAE kind at `resolution`: `vae` at 1024, else `vae<R>` (in `vae_latents_<R>/`, member `vae<R>`)."
+    return VAE_AT[check_resolution(resolution)]
 
 # %% ../nbs/00a_kinds.ipynb #k0kindsets
 KIND_SETS = dict(default=('dinov3', 'vae', 't5'), flux=('vae', 'clip_l', 't5xxl'))
@@ -325,9 +327,7 @@ class Stage2Layout:
         return ids_in_dir(self.dir(kind))
 
     def kinds_present(self)->tuple:
-        "The kinds whose directory exists under `base`: the registered ones, and the VAE at each resolution found."
-        for d in self.base.glob(f'{VAE.directory}_*'):
-            if re.fullmatch(r'\d+', r := d.name.removeprefix(f'{VAE.directory}_')) and int(r) % RESOLUTION_STEP == 0: vae_at(int(r))
+        "The registered kinds whose directory exists under `base`."
         return tuple(k for k,v in KINDS.items() if (self.base/v.directory).is_dir())
 
 # %% ../nbs/00a_kinds.ipynb #k0checkemb

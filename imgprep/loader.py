@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, io, json, math, os
+import argparse, functools, hashlib, io, json, math, os, re, tarfile
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
@@ -16,6 +16,7 @@ import torch.nn.functional as F
 import webdataset as wds
 
 from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli, safe_key
+from .storage import Store, filesystem, is_url, parse_options, shown_url, store_error
 from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket
 from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
@@ -25,19 +26,29 @@ BLOCK = 512 # tar block
 
 # %% auto #0
 __all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'tar_members',
-           'tar_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent', 'BucketLatents', 'collate',
-           'bucket_batches', 'shard_encoders', 'shard_kinds', 'training_latents', 'shard_resolutions', 'Resolutions',
-           'bucket_dataset', 'verify_shard', 'verify_shards', 'verify_parser', 'verify_main']
+           'tar_samples', 'stored_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent',
+           'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds', 'training_latents',
+           'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard', 'verify_stored_shard', 'verify_shards',
+           'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
+_SHARD_NAME = re.compile(r'bucket_([^/]+)/shard-[0-9]+\.tar')
+
+def _shard_files(d:str|Path, storage_options=None)->list:
+    "(bucket, path or URL) of every finished shard of `d`, a directory or a URL, in name order."
+    if not is_url(d): return [(p.parent.name[len('bucket_'):], str(p)) for p in existing_shards(d)]
+    st = Store(d, storage_options)
+    return [(m[1], st.url_of(r)) for r in st.files() if (m := _SHARD_NAME.fullmatch(r))]
+
 def shard_urls(
-    d:str|Path, # Output directory of `imgprep_shard`
+    d:str|Path, # Output directory of `imgprep_shard`, or its URL (`s3://bucket/shards/train`)
     bucket:str|list|None=None, # A bucket such as '1024x1024', several, or None for all
-)->list: # Shard paths as strings, in name order
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
+)->list: # Shard paths (or URLs) as strings, in name order
     "The shards of one bucket (or several, or all) under `d`."
     wanted = None if bucket is None else {bucket} if isinstance(bucket, str) else set(bucket)
-    urls = [str(p) for p in existing_shards(d) if wanted is None or p.parent.name[len('bucket_'):] in wanted]
-    if not urls: raise FileNotFoundError(f"{d}: no shards{'' if wanted is None else ' of bucket ' + ', '.join(sorted(wanted))}; run imgprep_shard first")
+    urls = [u for b,u in _shard_files(d, storage_options) if wanted is None or b in wanted]
+    if not urls: raise FileNotFoundError(f"{shown_url(d)}: no shards{'' if wanted is None else ' of bucket ' + ', '.join(sorted(wanted))}; run imgprep_shard first")
     return urls
 
 # %% ../nbs/08_loader.ipynb #46583013
@@ -201,6 +212,24 @@ def tar_samples(
             cur[ext] = data
         if cur is not None: yield cur
 
+# %% ../nbs/08_loader.ipynb #ld0stored
+def stored_samples(
+    src, # webdataset stream of `{'url': URL}`
+    storage_options:str|dict|None=None, # fsspec options of the store (`storage.parse_options`)
+    block_size:int=8<<20, # Bytes fetched per read: the shard streams, never downloaded whole first
+):
+    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store and split by webdataset's own tar reader."
+    opts = parse_options(storage_options)
+    for d in src:
+        url = d['url']
+        fs,path = filesystem(url, opts)
+        try:
+            with fs.open(path, 'rb', block_size=block_size) as f:
+                for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=f)])):
+                    yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
+        except ImgprepError: raise
+        except Exception as e: raise store_error(e, url, opts) from None
+
 # %% ../nbs/08_loader.ipynb #59cc77ba
 def latent_kinds()->tuple:
     "The registered kinds whose arrays follow the image's sides (`Kind.spatial`): the latents."
@@ -333,12 +362,21 @@ def bucket_batches(
 # %% ../nbs/08_loader.ipynb #224af1da
 MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
 
+def _manifest_name(d:str|Path)->str|Path: return f'{shown_url(d).rstrip("/")}/{MANIFEST_NAME}' if is_url(d) else Path(d)/MANIFEST_NAME
+
+def _manifest_bytes(d:str|Path, storage_options=None)->bytes:
+    "The manifest of `d`, a directory (read only when a regular file: a FIFO would block forever) or a URL; `UnreadableFile` when missing."
+    if not is_url(d): return read_regular(Path(d)/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES)
+    try: return Store(d, storage_options).read_bytes(MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES)
+    except FileNotFoundError as e: raise UnreadableFile('missing', str(e)) from None
+
 def shard_encoders(
-    d:str|Path, # Output directory of `imgprep_shard`
+    d:str|Path, # Output directory of `imgprep_shard`, or its URL
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
 )->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
     "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
-    p = Path(d)/MANIFEST_NAME
-    try: m = json.loads(read_regular(p, max_bytes=MANIFEST_MAX_BYTES))  # a FIFO would block forever: only a regular file is read
+    p = _manifest_name(d)
+    try: m = json.loads(_manifest_bytes(d, storage_options))
     except UnreadableFile as e:
         if e.reason != 'missing': raise
         raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
@@ -349,10 +387,11 @@ def shard_encoders(
     return enc
 
 def shard_kinds(
-    d:str|Path, # Output directory of `imgprep_shard`
+    d:str|Path, # Output directory of `imgprep_shard`, or its URL
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
 )->tuple: # Kind names
     "The kinds whose arrays the shard set's samples hold: its manifest's `kinds` (or, from an older manifest, the kinds of its `members`)."
-    try: m = json.loads(read_regular(Path(d)/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES))
+    try: m = json.loads(_manifest_bytes(d, storage_options))
     except (UnreadableFile, ValueError): return DEFAULT_KINDS  # `shard_encoders` and `imgprep_verify_shards` say what is wrong
     listed = m.get('kinds') if isinstance(m, dict) else None
     if isinstance(listed, list) and listed: return tuple(kind_of(k).name for k in listed)
@@ -433,7 +472,7 @@ class Resolutions:
 
 # %% ../nbs/08_loader.ipynb #72089c4b
 def bucket_dataset(
-    d:str|Path, # Output directory of `imgprep_shard`
+    d:str|Path, # Output directory of `imgprep_shard`, or its URL (`s3://bucket/shards/train`: the shards are streamed)
     bucket:str|list|None=None, # One bucket, several, or None for all
     batch_size:int|None=None, # Samples per bucket-uniform batch (None: single decoded samples)
     shuffle:int=0, # Sample shuffle buffer size (0: shard order)
@@ -444,15 +483,18 @@ def bucket_dataset(
     resolution=None, # The latents' resolution: one (512), weights ({512: 0.5, 1024: 0.5}) or `f(batch_index)` picking one per batch (`Resolutions`); None: every one held, each under its own member
     nodesplitter=wds.single_node_only, # webdataset's split between machines
     workersplitter=wds.split_by_worker, # webdataset's split between DataLoader workers
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`; default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
 )->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`), `.resolutions` (`shard_resolutions`) and `.latents` (the `BucketLatents` stage and its count)
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
-    urls,encoders,kinds = shard_urls(d, bucket),shard_encoders(d),shard_kinds(d)
+    opts = parse_options(storage_options) if is_url(d) else None
+    urls,encoders,kinds = shard_urls(d, bucket, opts),shard_encoders(d, opts),shard_kinds(d, opts)
     latents,held = BucketLatents(encoders),shard_resolutions(kinds, encoders)
     res = None if resolution is None else Resolutions(resolution, held, seed, str(d))
     fixed = res.fixed if res else None  # one resolution: chosen per sample, so the others' latents leave before the shuffle buffer
     if res and fixed is None and not batch_size: raise ImgprepError(f'resolution {resolution!r}: a schedule picks one resolution per batch; give batch_size, or one resolution')
+    reader = functools.partial(stored_samples, storage_options=opts) if is_url(d) else tar_samples
     stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              tar_samples, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents),
+              reader, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents),
               wds.map(functools.partial(res.sample, r=fixed)) if fixed else None]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
     if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch,
@@ -465,10 +507,10 @@ def bucket_dataset(
 # %% ../nbs/08_loader.ipynb #2d12ca23
 _ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
 
-def _read_manifest(d:Path, problem)->dict|None:
+def _read_manifest(d:str|Path, problem, storage_options=None)->dict|None:
     "The manifest's shard entries by path, or None after one problem when it is missing or unusable."
-    p = d/MANIFEST_NAME
-    try: m = json.loads(read_regular(p, max_bytes=MANIFEST_MAX_BYTES))
+    p = _manifest_name(d)
+    try: m = json.loads(_manifest_bytes(d, storage_options))
     except UnreadableFile as e:
         problem(f'{p}: missing (an interrupted run, or not an imgprep_shard directory)' if e.reason == 'missing' else str(e)); return None
     except ValueError as e: problem(f'{p}: not JSON ({e})'); return None
@@ -479,9 +521,9 @@ def _read_manifest(d:Path, problem)->dict|None:
             return None
     return {e['path']: e for e in m['shards']}
 
-def _manifest_encoders(d:Path)->dict|None:
+def _manifest_encoders(d:str|Path, storage_options=None)->dict|None:
     "The manifest's `encoders`, or None when it has none or cannot be read (a problem `_read_manifest` counts)."
-    try: m = json.loads(read_regular(d/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES))
+    try: m = json.loads(_manifest_bytes(d, storage_options))
     except (UnreadableFile, ValueError): return None
     enc = m.get('encoders') if isinstance(m, dict) else None
     return enc if isinstance(enc, dict) else None
@@ -504,32 +546,72 @@ def verify_shard(
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 
+def _found_shards(d:Path, store:Store|None)->dict:
+    "Relative path -> the shard's path (for a store: the relative path) of every finished shard of `d`."
+    if store is None: return {p.relative_to(d).as_posix(): p for p in existing_shards(d)}
+    return {r: r for r in store.files() if _SHARD_NAME.fullmatch(r)}
+
+class _Hashed:
+    "A file's reads, hashed and counted on their way."
+    def __init__(self, f): self.f,self.sha,self.n = f,hashlib.sha256(),0
+    def read(self, n:int=-1)->bytes:
+        b = self.f.read(n); self.sha.update(b); self.n += len(b)
+        return b
+
+def verify_stored_shard(
+    store:Store, # The shard set's store directory
+    rel:str, # The shard, relative to it
+    problem, # Called with each problem's description
+    keys:Counter, # Keys seen so far (updated)
+    kinds:tuple=DEFAULT_KINDS, # The shard set's kinds (`shard_kinds`)
+    encoders:dict|None=None, # How its arrays were made
+)->tuple: # (samples read, bytes, sha256)
+    "Stream one shard of a store through webdataset's tar reader, checking every sample and hashing every byte on the way."
+    n,f = 0,_Hashed(store.open(rel))
+    try:
+        for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=store.url_of(rel), stream=f)])):
+            n += 1
+            keys[s['__key__']] += 1
+            for reason,why in sample_problems(s, rel.split('/')[0][len('bucket_'):], kinds, encoders): problem(f"{rel}: {s['__key__']}: {reason}: {why}")
+        while f.read(1 << 20): pass  # the end-of-archive blocks count in the size and hash too
+    except (tarfile.TarError, ValueError, EOFError) as e: problem(f'{rel}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
+    except ImgprepError: raise
+    except Exception as e: raise store_error(e, store.url_of(rel), store.opts) from None
+    finally: f.f.close()
+    return n, f.n, f.sha.hexdigest()
+
 # %% ../nbs/08_loader.ipynb #e10f6656
 def verify_shards(
-    d:str|Path, # Output directory of `imgprep_shard`
+    d:str|Path, # Output directory of `imgprep_shard`, or its URL (the shards are streamed, not downloaded first)
     max_warnings:int=20, # Problems logged one by one; the rest are only counted
+    storage_options:str|None=None, # For a URL: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
 )->dict: # shards, samples, problems
     "Check every shard under `d` against its manifest and the Stage 3 format."
-    d = Path(d)
-    if not d.is_dir(): raise FileNotFoundError(f'{d}: {"not a directory" if d.exists() else "no such directory"}; give the output directory of imgprep_shard')
-    found = {p.relative_to(d).as_posix(): p for p in existing_shards(d)}
-    if not found and not os.path.lexists(d/MANIFEST_NAME):
-        raise ImgprepError(f'{d}: no shards and no {MANIFEST_NAME}: not an output directory of imgprep_shard')
+    store = Store(d, storage_options) if is_url(d) else None
+    if store is None:
+        d = Path(d)
+        if not d.is_dir(): raise FileNotFoundError(f'{d}: {"not a directory" if d.exists() else "no such directory"}; give the output directory of imgprep_shard')
+    found = _found_shards(d, store)
+    if not found and not (store.info(MANIFEST_NAME) if store else os.path.lexists(d/MANIFEST_NAME)):
+        raise ImgprepError(f'{shown_url(d)}: no shards and no {MANIFEST_NAME}: not an output directory of imgprep_shard')
     problems = []
     def problem(msg):
         problems.append(msg)
         if len(problems) <= max_warnings: logger.warning(msg)
-    listed = _read_manifest(d, problem)  # None: its problem is counted once, and the shards are checked on their contents alone
-    kinds,encoders = shard_kinds(d),_manifest_encoders(d)
+    opts = store and store.opts
+    listed = _read_manifest(d, problem, opts)  # None: its problem is counted once, and the shards are checked on their contents alone
+    kinds,encoders = shard_kinds(d, opts),_manifest_encoders(d, opts)
     for rel in sorted(set(listed or {}) - set(found)): problem(f'{rel}: listed in {MANIFEST_NAME} but missing')
     keys,samples = Counter(),0
     for rel,p in sorted(found.items()):
         e = None if listed is None else listed.get(rel)
-        try: sha = file_sha256(p)
-        except UnreadableFile as err: problem(f'{err}; not read'); continue
+        if store is None:
+            try: sha,size,n = file_sha256(p),p.stat().st_size,None
+            except UnreadableFile as err: problem(f'{err}; not read'); continue
+        else: n,size,sha = verify_stored_shard(store, rel, problem, keys, kinds, encoders)  # one streamed read: hashed as it is checked
         if listed is not None and e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
-        elif e is not None and (p.stat().st_size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
-        n = verify_shard(p, problem, keys, kinds, encoders)
+        elif e is not None and (size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
+        if n is None: n = verify_shard(p, problem, keys, kinds, encoders)
         if e is not None and n != e['samples']: problem(f"{rel}: {n} samples, {MANIFEST_NAME} says {e['samples']}")
         samples += n
     for k,c in keys.items():
@@ -539,13 +621,13 @@ def verify_shards(
 
 # %% ../nbs/08_loader.ipynb #1ceb6f10
 def verify_parser()->argparse.ArgumentParser:
-    "The flags of `imgprep_verify_shards`: the directory to check."
+    "The flags of `imgprep_verify_shards`: the directory (or URL) to check, and a store's options."
     return cli_parser(verify_shards, 'imgprep_verify_shards', positional=('d',), skip=('max_warnings',), d=dict(metavar='dir'))
 
 # %% ../nbs/08_loader.ipynb #2f90a61e
 def verify_main(argv:list|None=None):
     "Command line entry point of `imgprep_verify_shards DIR`: its flags are `verify_shards`'s parameters (`cli_parser`)."
     a = verify_parser().parse_args(argv)
-    run_cli('imgprep_verify_shards', verify_shards, a.d, failed=lambda c: c['problems'] > 0)
+    run_cli('imgprep_verify_shards', verify_shards, a.d, storage_options=a.storage_options, failed=lambda c: c['problems'] > 0)
 
 if __name__ == '__main__' and '__file__' in globals(): verify_main() # `python -m imgprep.loader`, not a notebook run

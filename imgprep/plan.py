@@ -16,16 +16,17 @@ from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
                           is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of, vae_at
+from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
-from .format import MADE_FROM, inline_arrays, made_from, record_fields, record_problem, stale_kinds
+from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
 
 # %% auto #0
-__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
-           'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work', 'counter_names',
-           'Item', 'Stage2Run', 'Planner', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
+           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
+           'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'stage2_run', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -152,7 +153,7 @@ def counter_names(
     caption_kinds = [k for k in kinds if kind_of(k).input == 'caption']
     return ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
             *BAD_RECORD_KINDS, 'missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
-            'dropped_inline_arrays', 'mask_replaced', 'truncated_captions', *(f'truncated_{k}' for k in caption_kinds), 'odd_ratio',
+            'dropped_inline_arrays', 'mask_replaced', 'empty_caption', 'truncated_captions', *(f'truncated_{k}' for k in caption_kinds), 'odd_ratio',
             *(f'new_{k}' for k in kinds), 'recomputed', 'oom_retries', 'tiled_latents', 'recovered_tmp')
 
 @dataclass
@@ -168,6 +169,7 @@ class Item:
     todo:set = field(default_factory=set) # Kinds to make now
     done:set = field(default_factory=set) # 'extracted' and the kinds written
     problems:set = field(default_factory=set)
+    noted:set = field(default_factory=set) # What was counted of its caption already ('empty', 'truncated'), once whatever the kinds
     changed:bool = False # The record is rewritten
 
 # %% ../nbs/06a_plan.ipynb #b2606929
@@ -190,6 +192,7 @@ class Stage2Run:
         k = kind_of(kind)
         return str(self.models.get(k.name) or self.models.get(k.derived_from) or k.default_model)
 
+# %% ../nbs/06a_plan.ipynb #a0plannercode
 @dataclass
 class Planner:
     "What the plan learns while it reads a run's records: what exists, the ids seen, the counters, the tokenizers."
@@ -201,6 +204,8 @@ class Planner:
     seen:dict = field(default_factory=dict) # image_id -> line of the record that uses it
     tokenizers:dict = field(default_factory=dict) # kind -> its `CaptionTokenizer`, loaded when first needed
     truncated:list = field(default_factory=list) # image_ids of the first captions cut to a tokenizer's length
+    empty:list = field(default_factory=list) # image_ids of the first empty captions
+    written:Counter = field(default_factory=Counter) # kind -> arrays on disk from this run, counted as each is written
     loaded:set|None = None # Kinds whose model the run loaded (None: every kind it computes)
 
     def __post_init__(self):
@@ -232,6 +237,82 @@ class Planner:
             opts = {o: v for o,v in k.run_options(self.options).items() if o == 'max_length'}
             self.tokenizers[kind] = k.encoder_class().load_tokenizer(self.run.model(kind), **opts)
         return self.tokenizers[kind]
+
+# %% ../nbs/06a_plan.ipynb #a0settingscode
+def run_models(
+    kinds:tuple, # The run's kinds
+    models:list|None=None, # 'KIND=ID' entries
+    **aliases, # `dinov3_model=...` and the like: the same, spelled the older way
+)->dict: # kind -> hub id or directory, for the kinds given one
+    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run, or given two models, is an error."
+    family = {kind_of(k).derived_from or k for k in kinds}  # `--model vae=ID` is the model of the VAE at every resolution
+    out,said = {},{}
+    def give(kind:str, mid:str, flag:str):
+        k = kind_of(kind.strip())
+        if k.derived_from: raise ImgprepError(f'{flag}: {k.name} is made by the {k.derived_from} model; give --model {k.derived_from}=ID')
+        if k.name not in family: raise ImgprepError(f"{flag}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
+        if out.setdefault(k.name, mid) != mid: raise ImgprepError(f'{said[k.name]} and {flag}: two models for {k.name}; give one')
+        said.setdefault(k.name, flag)
+    # the older flags name the default kinds only: one for a kind this run does not make is ignored
+    for k,v in aliases.items():
+        if v is not None and (name := k.removesuffix('_model')) in family: give(name, str(v), f'--{name}-model {v}')
+    for m in models or []:
+        kind,sep,mid = str(m).partition('=')
+        if not sep or not mid.strip(): raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
+        give(kind, mid.strip(), f'--model {m}')
+    return out
+
+OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
+
+def with_resolutions(
+    kinds:tuple, # The run's kinds (`parse_kinds`)
+    resolutions:str|list|None=None, # `--resolutions`: bucket resolutions, comma-separated (None: 1024, the VAE itself)
+)->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
+    "The run's kinds with the VAE at each of `resolutions`."
+    if resolutions is None: return kinds
+    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
+    if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
+    if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
+    wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
+    return tuple(k for k in KINDS if k in wanted)
+
+# %% ../nbs/06a_plan.ipynb #a0runcode
+def kind_options(
+    kinds:tuple, # The run's kinds
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    **aliases, # `vae_resolution=...`, `t5xxl_length=...`: the same options, spelled the older way (None: not given)
+)->dict: # kind -> every option, resolved
+    "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
+    family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
+    older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
+    given = parse_options([*(options or []), *older], kinds)
+    for k in kinds:
+        if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
+    out = {k: kind_of(k).run_options(given) for k in kinds}
+    vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
+    if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
+        if any(out[k].get('resolution') == 'original' for k in vaes):
+            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
+                               'the aspect buckets; use bucket, or make the original-size latents alone')
+    return out
+
+def stage2_run(
+    lay:Stage2Layout, # The tree the run writes
+    images_root:str|Path, # Directory image paths are relative to
+    kinds:str|list|None=None, # `--kinds`
+    passes:str|list|None=None, # `--pass`
+    part:str|None=None, # `--part I/N`
+    models:list|None=None, # `--model KIND=ID` entries
+    options:list|None=None, # `--option KIND.NAME=VALUE` entries
+    resolutions:str|list|None=None, # `--resolutions`
+    where:Placement|None=None, # From `pool.placement`
+    **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
+)->Stage2Run:
+    "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
+    kinds = with_resolutions(parse_kinds(kinds), resolutions)
+    opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
+    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
+                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
 
 # %% ../nbs/06a_plan.ipynb #5f693f4c
 @patch
@@ -279,7 +360,7 @@ def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     if (w, h) != (it.rec['width'], it.rec['height']):
         self.flag(it, 'size_mismatch', f'image is {w}x{h}, record says {it.rec["width"]}x{it.rec["height"]}')
         return None
-    return {f'{kind}_resolution': 'bucket', f'{kind}_crop_box': list(cover_crop_box(w, h, it.bucket)), f'{kind}_original_size': [w, h]}
+    return dict(zip((f'{kind}_{f}' for f in CROP_FIELDS), ('bucket', list(cover_crop_box(w, h, it.bucket)), [w, h])))
 
 @patch
 def stale(self:Planner, it:Item)->list:
@@ -325,7 +406,7 @@ def plan_masks(self:Planner, items:list):
         if not need: continue
         tok = self.tokenizer(k)
         computed = [it for it in need if k in it.todo]
-        self.count_truncated(k, computed, tok)
+        self.count_captions(k, computed, tok)
         if not kind.mask: continue
         masks = tok.tokenize([it.rec['caption'] for it in need])
         for it,m in zip(need, masks):
@@ -336,15 +417,6 @@ def plan_masks(self:Planner, items:list):
             it.fields[kind.mask] = m
 
 @patch
-def count_truncated(self:Planner, kind:str, items:list, tok):
-    "Count the captions of `items` longer than the kind's tokenizer takes (they are cut), keeping the first few ids for the warning."
-    for it,cut in zip(items, tok.truncated([it.rec['caption'] for it in items])):  # bounded work, even for a 100 MB caption
-        if not cut: continue
-        self.counts['truncated_captions'] += 1
-        self.counts[f'truncated_{kind}'] += 1
-        if len(self.truncated) < 5 and it.image_id not in self.truncated: self.truncated.append(it.image_id)
-
-@patch
 def plan(self:Planner, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
     for it in items:
@@ -352,6 +424,24 @@ def plan(self:Planner, items:list):
         it.todo = set(self.needs(it.image_id, it.rec, [k for k in self.kinds if self.can_make(k)], stale, it.inline))
         self.plan_images(it, stale)
     self.plan_masks(items)
+
+# %% ../nbs/06a_plan.ipynb #a0captions
+@patch
+def count_captions(self:Planner, kind:str, items:list, tok):
+    "Count the captions of `items` that are empty, or longer than the kind's tokenizer takes (cut), each caption once; keep the first ids for the warnings."
+    for it,cut in zip(items, tok.truncated([it.rec['caption'] for it in items])):  # bounded work, even for a 100 MB caption
+        if not it.rec['caption'].strip(): self.note(it, 'empty', 'empty_caption', self.empty)
+        if not cut: continue
+        self.counts[f'truncated_{kind}'] += 1
+        self.note(it, 'truncated', 'truncated_captions', self.truncated)
+
+@patch
+def note(self:Planner, it:Item, what:str, counter:str, first:list):
+    "Count `what` of the caption of `it` once (several text encoders see the same caption), keeping the first five ids."
+    if what in it.noted: return
+    it.noted.add(what)
+    self.counts[counter] += 1
+    if len(first) < 5: first.append(it.image_id)
 
 # %% ../nbs/06a_plan.ipynb #cefbb784
 @patch
@@ -374,6 +464,7 @@ def entry(self:Planner, it:Item)->dict:
             self.counts['dropped_inline_arrays'] += len(dropped)
         if all(rec.get(kind_of(k).mask) is not None for k in self.kinds if kind_of(k).mask):
             rec = migrate_record(rec, it.image_id, it.bucket, self.kinds)
+    rec = ordered_record(rec, self.kinds)
     it.changed = list(rec.items()) != list(it.rec.items())
     return {'line': it.line, 'record': rec} if it.changed else {'line': it.line}
 
@@ -471,13 +562,14 @@ def estimate_writes(
     images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
     with quiet():
         for line,rec in iter_jsonl(planner.src):
-            n += 1
+            n += planner.part is None  # a part counts its own records only
             try: iid,image = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: changes = True; continue
             if iid in seen: changes = True; continue
             seen.add(iid)
             bucket = assign_bucket(rec['width'], rec['height'])
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
+            n += planner.part is not None and mine
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
             if mine and planner.needs(iid, rec, images): found['found' if os.path.isfile(image) else 'missing'] += 1
             elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += os.path.isfile(image)  # a few images of done records: is the root right?

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_shards.ipynb #7cfe185d
 from __future__ import annotations
-import argparse, hashlib, io, json, math, os, random, re
+import argparse, hashlib, io, json, math, os, random, re, tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +18,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
+from .storage import Store, is_url, shown_url
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .dedup import decision_path, near_duplicate_drops
 from .buckets import bucket_name, parse_bucket
@@ -28,9 +29,9 @@ from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, c
 __all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
            'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
            'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
-           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'EarlierRun', 'earlier_run',
-           'tidy_output', 'check_existing', 'resumable', 'without_near_duplicates', 'write_shards', 'shard_parser',
-           'main']
+           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
+           'output_shards', 'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable',
+           'without_near_duplicates', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #a75714aa
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -373,10 +374,9 @@ def flags_difference(
 
 def source_identity(
     path:Path, # The Stage 2 JSONL
-)->dict: # ino, size, mtime_ns
-    "What tells one version of the Stage 2 JSONL from another (Stage 2 replaces it by rename: a new inode)."
-    st = os.stat(path)
-    return dict(ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+)->dict: # size, sha256
+    "What tells one version of the Stage 2 JSONL from another: its content's hash, since an edit in place can keep its size and mtime."
+    return dict(size=os.stat(path).st_size, sha256=file_sha256(path))
 
 # %% ../nbs/07_shards.ipynb #55267b19
 @dataclass
@@ -408,6 +408,42 @@ class RunJournal:
 
     def remove(self): self.path.unlink(missing_ok=True)
 
+# %% ../nbs/07_shards.ipynb #sh0storecode
+_SHARD_NAME = re.compile(r'bucket_[^/]+/shard-[0-9]+\.tar')
+
+def staging_path(
+    url:str, # A URL `--output-dir`
+    staging_dir:str|Path|None=None, # `--staging-dir` (default: the system's temporary directory)
+)->Path:
+    "The local directory where shards bound for `url` wait for their upload, and the run's journal is kept: one per URL."
+    digest = hashlib.sha256(shown_url(url).rstrip('/').encode('utf-8')).hexdigest()[:16]
+    return Path(staging_dir or Path(tempfile.gettempdir())/'imgprep_shard_staging')/digest
+
+def output_shards(
+    output_dir:Path, # Output directory of `imgprep_shard` (unused for a store)
+    store:Store|None=None, # The store the shards go to, if not `output_dir`
+)->list: # Relative paths such as 'bucket_1024x1024/shard-000000.tar', sorted
+    "The finished shards of an output: on disk (`format.existing_shards`) or the shard objects of the store."
+    if store is None: return [p.relative_to(output_dir).as_posix() for p in existing_shards(output_dir)]
+    return [r for r in store.files() if _SHARD_NAME.fullmatch(r)]
+
+def _where(out:Path, store:Store|None, rel:str='')->Path|str:
+    "How a message names `rel` of an output: its path, or its URL without credentials."
+    return shown_url(store.url_of(rel)) if store is not None else out/rel if rel else out
+
+def _read_manifest(out:Path, store:Store|None)->bytes|None:
+    "The output's manifest as bytes, or None when there is none."
+    if store is None:
+        try: return (out/MANIFEST_NAME).read_bytes()
+        except FileNotFoundError: return None
+    try: return store.read_bytes(MANIFEST_NAME, max_bytes=1 << 28)
+    except FileNotFoundError: return None
+
+def _write_manifest(out:Path, store:Store|None, manifest:dict):
+    "Write the manifest last: atomically on disk, in one PUT to a store (the same bytes)."
+    if store is None: atomic_write_json(out/MANIFEST_NAME, manifest)
+    else: store.write_bytes(MANIFEST_NAME, (json.dumps(manifest, indent=2, ensure_ascii=False)+'\n').encode('utf-8'))
+
 # %% ../nbs/07_shards.ipynb #ff9ca5db
 @dataclass
 class EarlierRun:
@@ -416,45 +452,51 @@ class EarlierRun:
     flags: dict|None = None # The flags it ran with
     source: dict|None = None # `source_identity` of its JSONL (unfinished runs)
     entries: list = field(default_factory=list) # Its journaled shards (unfinished runs)
-    clash: Path|None = None # The file that shows it
+    clash: Path|str|None = None # The file that shows it (a URL for a store)
 
-def _manifest_flags(path:Path)->dict|None:
-    try: return orjson.loads(path.read_bytes()).get('flags')
+def _manifest_flags(raw:bytes)->dict|None:
+    try: return orjson.loads(raw).get('flags')
     except (ValueError, AttributeError): return None
 
 def earlier_run(
-    output_dir:Path, # Output directory of `imgprep_shard`
+    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the local staging directory, which keeps the journal)
+    store:Store|None=None, # The store the shards go to, if not `output_dir`
 )->EarlierRun:
     "Tell a finished earlier run (a manifest of the journal's flags, or no journal) from an unfinished one."
-    journal,manifest = RunJournal(output_dir/RUN_JOURNAL),output_dir/MANIFEST_NAME
+    journal,raw = RunJournal(output_dir/RUN_JOURNAL),_read_manifest(output_dir, store)
     head,entries = journal.read()
-    if head and not (manifest.exists() and _manifest_flags(manifest) == head['flags']):
+    if head and not (raw is not None and _manifest_flags(raw) == head['flags']):
         return EarlierRun('unfinished', head['flags'], head.get('source'), entries, journal.path)
-    if manifest.exists(): return EarlierRun('finished', _manifest_flags(manifest), clash=manifest)
-    if old := existing_shards(output_dir)[:1] or [p for p in [journal.path] if p.exists()]: return EarlierRun('unknown', clash=old[0])
+    if raw is not None: return EarlierRun('finished', _manifest_flags(raw), clash=_where(output_dir, store, MANIFEST_NAME))
+    if old := output_shards(output_dir, store)[:1]: return EarlierRun('unknown', clash=_where(output_dir, store, old[0]))
+    if journal.path.exists(): return EarlierRun('unknown', clash=journal.path)
     return EarlierRun('none')
 
 def tidy_output(
-    output_dir:Path, # Output directory of `imgprep_shard`
+    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the staging directory)
+    store:Store|None=None, # The store the shards go to, if not `output_dir`
 ):
-    "Remove what a killed run leaves and no run needs: temporaries, and the journal of a run that did write its manifest."
+    "Remove what a killed run leaves and no run needs: temporaries, staged shards, and the journal of a run that did write its manifest."
     remove_temps(output_dir)
-    if earlier_run(output_dir).state == 'finished': RunJournal(output_dir/RUN_JOURNAL).remove()
+    if store is not None:
+        for p in existing_shards(output_dir): p.unlink()  # staged for an upload a crash cut short: the journal does not count them
+    if earlier_run(output_dir, store).state == 'finished': RunJournal(output_dir/RUN_JOURNAL).remove()
 
 def check_existing(
-    output_dir:Path, # Output directory of `imgprep_shard`
+    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the staging directory)
     flags:dict, # This run's `run_flags`
     overwrite:bool, # Replacing is allowed
+    store:Store|None=None, # The store the shards go to, if not `output_dir`
 )->EarlierRun:
     "Refuse a finished earlier run (`FileExistsError`) or an unfinished one of other flags (`ImgprepError`) unless `overwrite`."
-    old = earlier_run(output_dir)
+    old = earlier_run(output_dir, store)
     if overwrite or old.state == 'none': return old
     if old.state == 'finished':
         raise FileExistsError(f'{old.clash} exists (output of a finished earlier run); pass --overwrite to replace it, or use another --output-dir')
     if old.state == 'unknown':
         raise FileExistsError(f'{old.clash} exists (shards without a manifest or run journal); pass --overwrite to replace them, or use another --output-dir')
     if diff := flags_difference(old.flags, flags):
-        raise ImgprepError(f'{output_dir}: an unfinished run with other flags is there ({diff}); '
+        raise ImgprepError(f'{_where(output_dir, store)}: an unfinished run with other flags is there ({diff}); '
                            'rerun it with its own flags to finish it, or pass --overwrite to start anew')
     return old
 
@@ -483,16 +525,24 @@ class _ShardRun:
     entries: list = field(default_factory=list) # manifest entries of the shards closed so far
     commits: list = field(default_factory=list) # futures of their fsync + rename
     pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
+    store: Store|None = None # Where each committed shard is uploaded (then removed from `out`), if not `out` itself
+    max_pending: int = 0 # At most this many closed shards wait for their commit (0: any number)
+    settled: int = 0 # Commits waited for so far
 
     def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int):
         "Close `shard`, record it, and commit and journal it on the finishing thread."
         entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
         self.entries.append(entry)
         self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid)))
+        while self.max_pending and len(self.commits) - self.settled > self.max_pending:  # the staging space stays a few shards
+            self.commits[self.settled].result(); self.settled += 1
 
     def _commit(self, shard:ShardFile, entry:dict):
         shard.commit()
-        self.journal.add(entry)  # only once the shard is on disk under its final name
+        if self.store is not None:  # uploaded whole, then journaled with the tag that tells this upload from any other
+            entry['etag'] = self.store.put_file(shard.path, entry['path'])['etag']
+            shard.path.unlink()
+        self.journal.add(entry)  # only once the shard is on disk (or in the store) under its final name
 
     def wait(self):
         "Wait for every commit."
@@ -545,8 +595,9 @@ def resumable(
     old:EarlierRun, # What `check_existing` found
     source:dict, # `source_identity` of this run's JSONL
     groups:dict, # bucket -> samples this run will write
+    store:Store|None=None, # The store the shards went to, if not the journal's directory
 )->dict: # bucket -> journaled entries to keep, in shard order
-    "The shards an unfinished run of the same flags journaled that are still on disk as written; none if the JSONL changed."
+    "The shards an unfinished run of the same flags journaled that are still on disk (or in the store) as written; none if the JSONL changed."
     if old.state != 'unfinished' or not old.entries: return {}
     if old.source != source:
         logger.warning('the Stage 2 JSONL changed since the unfinished run began; rewriting all its shards')
@@ -555,34 +606,42 @@ def resumable(
     for e in old.entries:
         b = e.get('bucket')
         got = done.setdefault(b, [])
-        if b not in broken and _kept(out, e, b, got, groups): got.append(e)
+        if b not in broken and _kept(out, e, b, got, groups, store): got.append(e)
         else: broken.add(b)
     return {b: es for b,es in done.items() if es}
 
-def _kept(out:Path, e:dict, bucket:str, before:list, groups:dict)->bool:
-    "Is journal entry `e` the next shard of `bucket`, on disk as written? The journal is checked, not trusted: a shard's bytes must hash as journaled, and it must have consumed exactly the samples it holds and skipped."
+def _kept(out:Path, e:dict, bucket:str, before:list, groups:dict, store:Store|None=None)->bool:
+    "Is journal entry `e` the next shard of `bucket`, on disk as written? The journal is checked, not trusted: a shard's bytes must hash as journaled (in a store: be the very upload journaled with that hash), and it must have consumed exactly the samples it holds and skipped."
     try:
         consumed = e['consumed'] - (before[-1]['consumed'] if before else 0)
         return (bucket in groups and e['path'] == shard_path('', bucket, len(before)).as_posix()
                 and all(type(e[k]) is int for k in ('samples', 'consumed', 'invalid', 'bytes')) and consumed == e['samples'] + e['invalid']
-                and os.stat(out/e['path']).st_size == e['bytes'] and file_sha256(out/e['path']) == e['sha256'])
+                and (_uploaded(store, e) if store else os.stat(out/e['path']).st_size == e['bytes'] and file_sha256(out/e['path']) == e['sha256']))
     except (KeyError, TypeError, OSError): return False
 
+def _uploaded(store:Store, e:dict)->bool:
+    "Is the object of entry `e` the upload journaled: its size, and the tag the store gave that upload (a rewrite gets another)?"
+    i = store.info(e['path'])
+    return i is not None and i['size'] == e['bytes'] and isinstance(e.get('etag'), str) and i['etag'] == e['etag']
+
 # %% ../nbs/07_shards.ipynb #61570595
-def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict)->dict:
+def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict, store:Store|None=None)->dict:
     "The counters of a dry run: what the run would write, under names that say so (`would_write_samples`, `would_write_shards`)."
     plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
-    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {out}/bucket_{b}/ in {len(sizes)} shards {sizes}')
-    if old := existing_shards(out): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
+    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {_where(out, store, f"bucket_{b}")}/ in {len(sizes)} shards {sizes}')
+    if old := output_shards(out, store): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
     return {**counts, 'would_write_samples': sum(map(sum, plan.values())), 'would_write_shards': sum(map(len, plan.values()))}
 
 def _nothing_to_write(counts:dict)->dict:
     logger.warning('no samples to write')
     return counts
 
-def _remove_unplanned(out:Path, entries:list):
+def _remove_unplanned(out:Path, entries:list, store:Store|None=None):
     "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
-    for p in sorted(set(existing_shards(out)) - {out/e['path'] for e in entries}): p.unlink(); logger.info(f'removed {p} (not part of this run)')
+    for rel in sorted(set(output_shards(out, store)) - {e['path'] for e in entries}):
+        if store is None: (out/rel).unlink()
+        else: store.remove(rel)
+        logger.info(f'removed {_where(out, store, rel)} (not part of this run)')
 
 # %% ../nbs/07_shards.ipynb #899d95af
 def without_near_duplicates(
@@ -600,7 +659,7 @@ def without_near_duplicates(
 
 # %% ../nbs/07_shards.ipynb #31f765e0
 def write_shards(
-    output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go
+    output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go: a directory, or a URL such as s3://bucket/shards/train
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
     derived_dir:str|Path='data/derived', # Stage 2 base directory holding one directory per kind (dinov3/, vae_latents/, t5_hidden/...)
     shard_size:int=1000, # Samples per shard
@@ -613,10 +672,13 @@ def write_shards(
     dry_run:bool=False, # Scan and report what would be written; write nothing
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
     keep_near_duplicates:bool=False, # Also write the images `imgprep_dedup` decided to leave out (<derived_dir>/curation/near_duplicates.jsonl)
+    storage_options:str|None=None, # For a URL --output-dir: fsspec options as JSON, such as '{"endpoint_url": "http://127.0.0.1:9000"}' (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
+    staging_dir:str|None=None, # For a URL --output-dir: where shards wait for their upload and the run's journal is kept (default: the system's temporary directory)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
-    out,layout = Path(output_dir),Stage2Layout(derived_dir)
+    store = Store(output_dir, storage_options) if is_url(output_dir) else None
+    out,layout = staging_path(output_dir, staging_dir) if store else Path(output_dir),Stage2Layout(derived_dir)
     jsonl = Path(jsonl) if jsonl else layout.jsonl
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
     scan = scan_stage2(jsonl, layout, progress_every)
@@ -627,26 +689,27 @@ def write_shards(
     for b in buckets or []:
         if b not in groups: logger.warning(f'bucket {b}: no ready samples')
     if dry_run:
-        check_existing(out, flags, overwrite)
-        return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0))
+        check_existing(out, flags, overwrite, store)
+        return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
     counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
     if not groups:
-        check_existing(out, flags, overwrite)
+        check_existing(out, flags, overwrite, store)
         return _nothing_to_write(counts)
     out.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(out, 'imgprep_shard'):
-        tidy_output(out)
-        done = resumable(check_existing(out, flags, overwrite), source, groups) if not overwrite else {}
-        run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL))
+        tidy_output(out, store)
+        done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
+        run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
         run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
-        if done: logger.info(f'{out}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
+        if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
         else: run.journal.start(flags, source)
-        (out/MANIFEST_NAME).unlink(missing_ok=True)
+        if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
+        else: store.remove(MANIFEST_NAME)
         try: run.write(groups, done)
         finally: run.prog.close()
-        _remove_unplanned(out, run.entries)
+        _remove_unplanned(out, run.entries, store)
         counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-        atomic_write_json(out/MANIFEST_NAME, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
+        _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
                                                  flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
         run.journal.remove()
     return counts

@@ -15,46 +15,23 @@ from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
                           exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
-from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kinds, parse_options, vae_at
+from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
-                          inline_embedding, inline_fields, models_needed, parse_part, parse_passes, quiet)
+                          inline_embedding, inline_fields, models_needed, quiet, stage2_run)
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
 from .pool import Placement, Workers, open_workers, placement
+from .storage import local_path
 
 # %% auto #0
-__all__ = ['OPTION_ALIASES', 'PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'VERIFY_PROBLEMS',
-           'ORPHANS_DIR', 'run_models', 'recorded_images_root', 'with_resolutions', 'kind_options', 'stage2_run',
-           'run_lock', 'task_size', 'inline_cosines', 'with_decode', 'check_writable', 'run_stage2', 'nothing_usable',
-           'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
+           'ORPHANS_DIR', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+           'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
-def run_models(
-    kinds:tuple, # The run's kinds
-    models:list|None=None, # 'KIND=ID' entries
-    **aliases, # `dinov3_model=...` and the like: the same, spelled the older way
-)->dict: # kind -> hub id or directory, for the kinds given one
-    "The models a run names, from `--model KIND=ID` and the `--<kind>-model` flags; a kind not in the run, or given two models, is an error."
-    family = {kind_of(k).derived_from or k for k in kinds}  # `--model vae=ID` is the model of the VAE at every resolution
-    out,said = {},{}
-    def give(kind:str, mid:str, flag:str):
-        k = kind_of(kind.strip())
-        if k.derived_from: raise ImgprepError(f'{flag}: {k.name} is made by the {k.derived_from} model; give --model {k.derived_from}=ID')
-        if k.name not in family: raise ImgprepError(f"{flag}: {k.name} is not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
-        if out.setdefault(k.name, mid) != mid: raise ImgprepError(f'{said[k.name]} and {flag}: two models for {k.name}; give one')
-        said.setdefault(k.name, flag)
-    # the older flags name the default kinds only: one for a kind this run does not make is ignored
-    for k,v in aliases.items():
-        if v is not None and (name := k.removesuffix('_model')) in family: give(name, str(v), f'--{name}-model {v}')
-    for m in models or []:
-        kind,sep,mid = str(m).partition('=')
-        if not sep or not mid.strip(): raise ImgprepError(f'--model {m!r}: give KIND=ID, such as vae=black-forest-labs/FLUX.1-dev')
-        give(kind, mid.strip(), f'--model {m}')
-    return out
-
 def recorded_images_root(
     jsonl:str|Path, # A Stage 1 JSONL written by `imgprep_ingest`
 )->Path|None:
@@ -64,58 +41,6 @@ def recorded_images_root(
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
     return Path(jsonl).parent/root if isinstance(root, str) else None
-
-OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
-
-def with_resolutions(
-    kinds:tuple, # The run's kinds (`parse_kinds`)
-    resolutions:str|list|None=None, # `--resolutions`: bucket resolutions, comma-separated (None: 1024, the VAE itself)
-)->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
-    "The run's kinds with the VAE at each of `resolutions`."
-    if resolutions is None: return kinds
-    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
-    if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
-    if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
-    wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
-    return tuple(k for k in KINDS if k in wanted)
-
-# %% ../nbs/06d_stage2.ipynb #s2runcode
-def kind_options(
-    kinds:tuple, # The run's kinds
-    options:list|None=None, # `--option KIND.NAME=VALUE` entries
-    **aliases, # `vae_resolution=...`, `t5xxl_length=...`: the same options, spelled the older way (None: not given)
-)->dict: # kind -> every option, resolved
-    "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
-    family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
-    older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
-    given = parse_options([*(options or []), *older], kinds)
-    for k in kinds:
-        if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
-    out = {k: kind_of(k).run_options(given) for k in kinds}
-    vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
-    if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
-        if any(out[k].get('resolution') == 'original' for k in vaes):
-            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
-                               'the aspect buckets; use bucket, or make the original-size latents alone')
-    return out
-
-def stage2_run(
-    lay:Stage2Layout, # The tree the run writes
-    images_root:str|Path, # Directory image paths are relative to
-    kinds:str|list|None=None, # `--kinds`
-    passes:str|list|None=None, # `--pass`
-    part:str|None=None, # `--part I/N`
-    models:list|None=None, # `--model KIND=ID` entries
-    options:list|None=None, # `--option KIND.NAME=VALUE` entries
-    resolutions:str|list|None=None, # `--resolutions`
-    where:Placement|None=None, # From `pool.placement`
-    **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
-)->Stage2Run:
-    "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
-    kinds = with_resolutions(parse_kinds(kinds), resolutions)
-    opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
-    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
-                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
 PARTS_DIR = '.imgprep_parts'
@@ -187,7 +112,7 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
                 run.have[kind].add(it.image_id)
                 run.counts[f'new_{kind}'] += 1
                 it.done = {'extracted'}
-                progress(1)
+                progress(Counter({kind: 1}))
                 fault(kind)
     return slots, items
 
@@ -212,8 +137,10 @@ def _tally(run:Planner, chunk:_Chunk):
 def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Progress):
     "Plan every chunk, have `workers` encode it, and record what they did."
     chunks = {}
-    def tick(n):
-        with _tick_lock: progress.tick(n)
+    def tick(n:int|Counter):  # a count, or the kinds of arrays just written
+        with _tick_lock:
+            if isinstance(n, Counter): run.written.update(n); n = n.total()
+            progress.tick(n)
     for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(workers.devices), workers.reports_progress), progress=tick):
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
@@ -223,6 +150,12 @@ def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Pro
         if not chunk.waiting: _tally(run, chunks.pop(n))
 
 # %% ../nbs/06d_stage2.ipynb #s2progresscode
+def on_disk(run:Planner)->Counter:
+    "The run's counters with `new_<kind>` as arrays reach the disk: a task's outcomes come back only when all of it is done."
+    c = Counter(run.counts)
+    c.update({f'new_{k}': run.written[k] - c[f'new_{k}'] for k in run.kinds if run.written[k] > c[f'new_{k}']})
+    return c
+
 def _progress_line(c:Counter, kinds:tuple)->str:
     return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
             f"new .npy: {', '.join(str(c['new_' + k]) + ' ' + k for k in kinds)}")
@@ -334,13 +267,42 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
     current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
-    return recorded, check_encoders(recorded, current, accept, where, present)
+    return recorded, check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
 
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
     if need['images_found'] == 0 and need['images_missing']:
         raise ImgprepError(f"none of the {need['images_missing']} images the records name is under --images-root {root}: give the folder "
                            'image_path is relative to (the folder imgprep_ingest read)')
+
+# %% ../nbs/06d_stage2.ipynb #s2bind
+def _binding(run:Planner, recorded:dict|None, current:dict, present:tuple)->dict|None:
+    "The part of `recorded` that binds this run: a kind's settings bind once an array made with them exists, or while another part runs."
+    known = (recorded or {}).get('kinds') or {}
+    unbound = [k for k in current['kinds'] if k in known and k not in present and known[k] != current['kinds'][k]]
+    if not unbound or _others_running(run): return recorded
+    logger.warning(f"{shown(run.lay.base/ENCODERS_NAME)}: {', '.join(unbound)} recorded with other settings, but no such array exists yet: "
+                   "this run's settings replace them")
+    return {**recorded, 'kinds': {k: v for k,v in known.items() if k not in unbound}}
+
+def _others_running(run:Planner)->bool:
+    "Is another part of the tree running (its lock held)? Its settings bind before it has written an array."
+    mine = f'part-{run.part[0]}-of-{run.part[1]}.lock' if run.part else None
+    for p in (run.lay.base/PARTS_DIR).glob('part-*.lock'):
+        if p.name == mine: continue
+        try: os.close(_flock(p, fcntl.LOCK_EX, ''))
+        except ImgprepError: return True
+    return False
+
+def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool):
+    "Check this run's settings against the tree's and record them, as one step: parts do it one at a time, so two cannot both pass and then differ."
+    fd = os.open(run.lay.base/PARTS_DIR, os.O_RDONLY) if run.part else None  # a committing run has the tree to itself already
+    try:
+        if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
+        recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
+        if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
+    finally:
+        if fd is not None: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
 def check_writable(
@@ -353,6 +315,9 @@ def check_writable(
         e.filename = str(d)
         raise
     os.unlink(p)
+
+ON_A_FILESYSTEM = ('the Stage 2 tree needs atomic renames, locks and cheap listings that an object store lacks; '
+                   'keep it on a disk every worker reaches, and put the shards in the bucket (imgprep_shard --output-dir s3://...)')
 
 def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)->EncodeSpec|None:
     "What every worker of the run loads, and how it encodes; None when no kind is to be computed (the engine then starts nothing)."
@@ -376,7 +341,7 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
 def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
     def f():
-        _settings(run, needed, dtype, accept, device, reduced_decode)  # settings that differ from the tree's stop the run here, in one line
+        with quiet(): _settings(run, needed, dtype, accept, device, reduced_decode)  # settings that differ from the tree's stop the run here, in one line
         for k in needed:
             if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
     return f
@@ -425,8 +390,8 @@ def run_stage2(
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
-    jsonl = Path(jsonl)
-    lay = Stage2Layout(output_base_dir or jsonl.parent, jsonl.name)
+    jsonl = local_path(jsonl, '--jsonl', ON_A_FILESYSTEM)
+    lay = Stage2Layout(local_path(output_base_dir, '--output-base-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
@@ -444,8 +409,7 @@ def run_stage2(
         spec = _encode_spec(planner, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)
         with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, device, reduced_decode)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
-            recorded,merged = _settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
-            if merged != recorded: atomic_write_json(lay.base/ENCODERS_NAME, merged)
+            _record_settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
     if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
@@ -466,7 +430,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     run.lay.makedirs(run.kinds)
     committing = run.part is None
     if committing: _clean(run.lay, run.kinds)
-    progress = Progress(progress_every, lambda: _progress_line(run.counts, run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
+    progress = Progress(progress_every, lambda: _progress_line(on_disk(run), run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
                         total=total, bar=bar)
     stop = None
     with _signals(_interrupt), _ticking(progress), _warnings_above(progress):
@@ -474,6 +438,9 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
         try:
             _encode_all(run, journal, pool, progress)
             if journal: journal.write([{'end': sum(run.counts[k] for k in ('total', 'blank_lines', 'malformed_lines'))}])
+            if run.counts['empty_caption']:
+                logger.warning(f"{run.counts['empty_caption']} captions are empty (first: {', '.join(run.empty)}): their text states are those of "
+                               'an empty prompt, as unconditional training uses; give them captions if that is not what you want')
             if run.counts['truncated_captions']:
                 logger.warning(f"{run.counts['truncated_captions']} captions are longer than a text encoder takes and were cut to fit "
                                f"({', '.join(k + ' ' + str(run.counts['truncated_' + k]) for k in run.kinds if run.counts['truncated_' + k])}; "
@@ -484,7 +451,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
         if committing: _commit(run, journal, backup)
     progress.close()
     if isinstance(stop, KeyboardInterrupt):
-        logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(run.counts)}')
+        logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(on_disk(run))}')
     if stop: raise stop
 
 def _commit(run:Planner, journal:Journal, backup:Path|None):

@@ -21,7 +21,7 @@ __all__ = ['READ_ONLY', 'WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DE
            'make_image', 'bucket_sizes', 'bucket_images', 'scratch_dir', 'capture_logs', 'CommandResult', 'run_command',
            'disk_fills_after', 'tree_digests', 'hub_offline', 'write_png16', 'odd_images', 'bad_images',
            'random_caption', 'mask_for', 'Stage1Data', 'make_stage1', 'Stage2Data', 'make_stage2', 'short_texts',
-           'save_split', 'add_shard_lengths', 'make_arrow_dataset']
+           'save_split', 'add_shard_lengths', 'make_arrow_dataset', 'MotoStore']
 
 # %% ../nbs/02a_testing.ipynb #af7d5f1c
 def random_picture(
@@ -448,6 +448,53 @@ def make_arrow_dataset(
         assert len(dd[name]) == len(ds), (name, len(dd[name]), len(ds))
         if 'text' in ds.column_names: assert dd[name]['text'] == ds['text'], name
     return Path(root)
+
+# %% ../nbs/02a_testing.ipynb #t0moto
+def _free_port()->int:
+    import socket
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+class MotoStore:
+    "moto's S3 server on 127.0.0.1 with one bucket; `options` reach it through s3fs."
+    SECRET = 'imgprep-test-secret-never-shown'
+    def __init__(self,
+                 bucket:str='imgprep-test'): # Bucket created at the first start
+        self.bucket,self.port,self.server = bucket,_free_port(),None
+        self.options = dict(key='imgprep-test-key', secret=self.SECRET, endpoint_url=f'http://127.0.0.1:{self.port}',
+                            config_kwargs=dict(retries=dict(max_attempts=2), connect_timeout=2, read_timeout=10))
+        self.start()
+        import boto3
+        boto3.client('s3', endpoint_url=self.options['endpoint_url'], aws_access_key_id='k', aws_secret_access_key='s',
+                     region_name='us-east-1').create_bucket(Bucket=bucket)
+
+    def url(self, path:str='')->str: return f's3://{self.bucket}/{path}'.rstrip('/')
+    @property
+    def json(self)->str: return json.dumps(self.options)
+    @property
+    def env(self)->dict: return {'IMGPREP_STORAGE_OPTIONS': self.json, 'AWS_EC2_METADATA_DISABLED': 'true'}
+
+    def start(self):
+        "Start (or start again) the server on its port."
+        from moto.server import ThreadedMotoServer
+        logging.getLogger('werkzeug').setLevel(logging.ERROR)  # no line per request on stderr
+        self.server = ThreadedMotoServer(ip_address='127.0.0.1', port=self.port, verbose=False)
+        self.server.start()
+
+    def stop(self):
+        "Stop the server (its objects stay in this process, for the next `start`)."
+        if self.server: self.server.stop(); self.server = None
+
+    @contextmanager
+    def denied(self):
+        "Inside the block the server checks permissions (IAM, as AWS does); yields the options of a user who may do nothing."
+        import boto3, moto.settings
+        iam = boto3.client('iam', endpoint_url=self.options['endpoint_url'], aws_access_key_id='k', aws_secret_access_key='s', region_name='us-east-1')
+        name = f'nobody{_free_port()}'
+        iam.create_user(UserName=name)
+        k = iam.create_access_key(UserName=name)['AccessKey']
+        before,moto.settings.INITIAL_NO_AUTH_ACTION_COUNT = moto.settings.INITIAL_NO_AUTH_ACTION_COUNT,0
+        try: yield dict(self.options, key=k['AccessKeyId'], secret=k['SecretAccessKey'])
+        finally: moto.settings.INITIAL_NO_AUTH_ACTION_COUNT = before
 
 # %% ../nbs/02a_testing.ipynb #83b39611
 from .tiny_models import tiny_models, full_size_configs
