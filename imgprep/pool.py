@@ -118,6 +118,7 @@ def die_with_parent(
 
 # %% ../nbs/05a_pool.ipynb #p0poolcode
 FAULT_ENV = 'IMGPREP_WORKER_FAULT'
+
 def _stall(parent:int):
     "Test hook: hold the task just taken, doing nothing, until killed or orphaned."
     while os.getppid() == parent: time.sleep(0.05)
