@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_batches.ipynb #ba03imports
 from __future__ import annotations
-import ctypes, gc, os
+import ctypes, gc, os, threading
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Callable, Iterable, Iterator, Sequence
@@ -12,15 +12,18 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import torch
 from fastcore.basics import patch
+from functools import partial
+from torch.utils.data._utils import signal_handling
 
-from .core import ImgprepError, logger, one_line, shown
+from .core import ImgprepError, fault, logger, one_line, shown
 from .kinds import kind_of
 from .images import ImageMemoryError, load_rgb
 from .encoders import Encoder
+from .pool import RunFailed, die_with_parent
 
 # %% auto #0
 __all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'ImageBatch', 'release_freed_memory', 'ImageFiles', 'host_copy', 'overlapped',
-           'oom_fault_tries', 'launch_recovering', 'start_workers', 'default_workers', 'encode_images',
+           'oom_fault_tries', 'launch_recovering', 'start_workers', 'decoded', 'default_workers', 'encode_images',
            'encode_image_files', 'encode_captions']
 
 # %% ../nbs/06_batches.ipynb #a46de775
@@ -117,6 +120,7 @@ def _load(self:ImageFiles, i:int)->list:
     try:
         img = load_rgb(self.paths[i], draft=self.draft_size(kinds))
         _note_decode(self.paths[i])
+        fault('decode')  # test hook: a decoder killed (IMGPREP_STAGE2_FAULT=decode:n:KILL)
     except ImageMemoryError: raise  # not the file's fault: the run stops rather than count a good image as corrupt
     except Exception as e: return [(None, _file_error(self.paths[i], e))]  # one bad file must not stop the others
     out = []
@@ -193,14 +197,31 @@ def launch_recovering(
     return parts
 
 # %% ../nbs/06_batches.ipynb #ba18work
+def _decoder_started(parent:int, by_signal:bool, worker_id:int):
+    "`worker_init_fn` of the decoders: each dies with the process that started it."
+    die_with_parent(parent, by_signal)
+
 def start_workers(
     loader:torch.utils.data.DataLoader, # A loader with worker processes (or none)
 )->Iterator:
     "Iterate `loader`, its workers forked sharing this process's memory rather than copying it."
     release_freed_memory()  # freed pages would otherwise be inherited, and copied as a worker writes to them
     gc.freeze()  # a worker's garbage collection would touch, and so copy, every object it inherited
+    signal_handling._SIGCHLD_handler_set = True  # torch's handler is never installed: a dead worker is raised where batches are read
     try: return iter(loader)
     finally: gc.unfreeze()
+
+def decoded(
+    batches:Iterator, # What `start_workers` returned
+)->Iterator:
+    "The batches; `RunFailed` naming the worker when one died (killed, out of memory)."
+    try: yield from batches
+    except RuntimeError as e:
+        if 'DataLoader worker' not in str(e): raise
+        dead = [w for w in getattr(batches, '_workers', []) if w.exitcode not in (None, 0)]
+        how = ', '.join(f'pid {w.pid}, exit code {w.exitcode}' for w in dead) or one_line(e, typed=False)
+        raise RunFailed(f'an image decoding process died ({how}{", killed" if any(w.exitcode == -9 for w in dead) else ""}); '
+                        'run the same command again to resume') from None
 
 def default_workers()->int:
     "DataLoader workers to use by default: up to 8, leaving a core for the main process."
@@ -228,7 +249,8 @@ def encode_images(
     nw,fault = default_workers() if num_workers is None else num_workers,oom_fault_tries(oom_fault)
     files = ImageFiles(paths, preparers, batch_size, max_batch_pixels, window_pixels, wants, draft)
     cuda = any(e.device.type == 'cuda' for e in encoders.values())
-    loader = torch.utils.data.DataLoader(files, batch_size=None, num_workers=nw, collate_fn=_identity, pin_memory=cuda)
+    init = partial(_decoder_started, os.getpid(), threading.current_thread() is threading.main_thread()) if nw else None
+    loader = torch.utils.data.DataLoader(files, batch_size=None, num_workers=nw, collate_fn=_identity, pin_memory=cuda, worker_init_fn=init)
     def start(b:ImageBatch): return b, (launch_recovering(encoders[b.kind], b.pixels, fault) if b.pixels is not None else [])
     def finish(b:ImageBatch, parts:list):
         for i,kind,msg in b.errors:
@@ -243,7 +265,7 @@ def encode_images(
                 out = {**info, 'tiled': tiled} if arr is not None else f'{shown(paths[i])}: refused: {why}'
                 if arr is None: logger.warning(f'{b.kind}: {out}')
                 yield i, b.kind, arr, out
-    yield from overlapped(start_workers(loader), start, finish)
+    yield from overlapped(decoded(start_workers(loader)), start, finish)
 
 # %% ../nbs/06_batches.ipynb #ba22enc
 def encode_image_files(

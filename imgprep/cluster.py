@@ -4,20 +4,23 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import logging, os, pickle, warnings
+import logging, os, pickle, signal, socket, sys, tempfile, warnings
+from pathlib import Path
 
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, logger
+from .core import ImgprepError, logger, one_line
 from .kinds import KINDS
-from .pool import Placement, Workers, adopt_kinds
+from .pool import Placement, RunFailed, Workers, adopt_kinds
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'FAULT_ENV', 'import_ray', 'start_ray', 'RayActor', 'RayWorkers', 'ray_workers']
+__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'FAULT_ENV', 'import_ray', 'unanswered', 'start_ray', 'OutputTo', 'RayActor',
+           'RayWorkers', 'ray_workers']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
+CONNECT_TIMEOUT = 10 # seconds a cluster's address has to accept a connection
 
 def import_ray():
     "The `ray` package and Ray Data; `ImgprepError` saying how to install them when they are not there."
@@ -27,12 +30,40 @@ def import_ray():
         raise ImgprepError(f'--ray needs Ray, which is not installed: {RAY_HINT}') from None
     return ray
 
+def _resolved(address:str)->str:
+    "HOST:PORT of the cluster `address` names: for auto, the one running here as Ray finds it ('' when there is none)."
+    if address != 'auto': return address.split('://')[-1]
+    from ray._private.services import canonicalize_bootstrap_address
+    try: return canonicalize_bootstrap_address('auto') or ''
+    except Exception: return ''  # Ray's own join says why
+
 def _loopback(address:str)->dict:
     "A cluster of this machine alone listens on the loopback address (as `--ray local` starts one): a driver joining it must too."
-    if address == 'auto':
-        from ray._private.services import canonicalize_bootstrap_address
-        address = canonicalize_bootstrap_address('auto') or ''
-    return dict(_node_ip_address='127.0.0.1') if address.split(':')[0] in ('127.0.0.1', 'localhost') else {}
+    return dict(_node_ip_address='127.0.0.1') if _resolved(address).split(':')[0] in ('127.0.0.1', 'localhost') else {}
+
+def unanswered(
+    address:str, # HOST:PORT or auto
+    timeout:float=CONNECT_TIMEOUT, # Seconds to wait for the connection
+)->str|None:
+    "Why nothing answers at `address`, or None when something accepts a connection there (or auto finds no address: Ray says so)."
+    if not (where := _resolved(address)): return None
+    host,_,port = where.rpartition(':')
+    try: socket.create_connection((host.strip('[]'), int(port)), timeout=timeout).close()
+    except ValueError: return f'{where!r} is not HOST:PORT'
+    except TimeoutError: return f'nothing answered at {where} within {timeout:g} s'
+    except OSError as e: return f'{where}: {e.strerror or e}'
+
+# %% ../nbs/05b_cluster.ipynb #r0startcode
+STARTS = 3 # tries of the start of a `--ray local` cluster
+
+def _stop_started():
+    "SIGKILL the processes of a cluster whose start failed (its GCS, raylet, dashboard): children of this process, where /proc tells."
+    for d in Path('/proc').glob('[0-9]*'):
+        try: ppid,cmd = (d/'stat').read_text().rsplit(')', 1)[1].split()[1],(d/'cmdline').read_bytes()
+        except (OSError, IndexError): continue
+        if ppid == str(os.getpid()) and b'ray' in cmd:
+            try: os.kill(int(d.name), signal.SIGKILL)
+            except OSError: pass
 
 def start_ray(
     address:str, # 'local' (a cluster on this machine for this run), 'auto' (the running cluster) or HOST:PORT
@@ -40,16 +71,63 @@ def start_ray(
     "Connect to (or start) a Ray cluster, its logs kept to warnings."
     ray = import_ray()
     if ray.is_initialized(): return ray, False
+    if address != 'local' and (why := unanswered(address)):
+        raise ImgprepError(f'--ray {address}: cannot connect to a Ray cluster ({why}); start one with `ray start --head`, or use --ray local')
     logging.getLogger('ray').setLevel(logging.WARNING)
     kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try: ray.init(**(dict(address='local', _node_ip_address='127.0.0.1', **kw) if address == 'local' else dict(address=address, **_loopback(address), **kw)))
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ImgprepError(f'--ray {address}: cannot connect to a Ray cluster ({str(e).splitlines()[0]}); start one with `ray start --head`, '
-                           'or use --ray local') from None
+    for tried in range(1, STARTS+1 if address == 'local' else 2):
+        try:
+            ray.init(**(dict(address='local', _node_ip_address='127.0.0.1', **kw) if address == 'local' else dict(address=address, **_loopback(address), **kw)))
+            break
+        except Exception as e:
+            why = one_line(e, typed=False)
+            ray.shutdown()
+            if address == 'local': _stop_started()
+            if address != 'local':
+                raise ImgprepError(f'--ray {address}: cannot connect to a Ray cluster ({why}); start one with `ray start --head`, or use --ray local') from None
+            if tried == STARTS: raise RunFailed(f'--ray local: the Ray cluster did not start in {STARTS} tries ({why}); run the same command again') from None
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False
     logging.getLogger('ray.data').setLevel(logging.ERROR)
     return ray, True
+
+# %% ../nbs/05b_cluster.ipynb #r0outputcode
+def _fd(f)->int|None:
+    try: return f.fileno()
+    except (AttributeError, OSError, ValueError): return None
+
+class OutputTo:
+    "Inside the block, what this process writes to its standard output and error goes to `path`, imgprep's own lines excepted."
+    def __init__(self, path:str|Path): self.path = Path(path)
+
+    def __enter__(self):
+        sys.stdout.flush(); sys.stderr.flush()
+        self.saved,fd = [os.dup(1), os.dup(2)],os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
+        self.before,self.ray = sys.stderr,logging.getLogger('ray')
+        # Ray's own handler writes to whatever sys.stderr is when a line comes, and Ray may drop it (then Python's last resort
+        # writes there): both go to the log instead
+        self.handlers,self.propagate,self.last = self.ray.handlers,self.ray.propagate,logging.lastResort
+        self.ray.handlers,self.ray.propagate = [logging.StreamHandler(sys.stderr)],False
+        logging.lastResort = logging.StreamHandler(sys.stderr)
+        logging.lastResort.setLevel(logging.WARNING)
+        if _fd(sys.stderr) == 2:  # a terminal or a pipe, not a notebook's stream: imgprep's lines go on to it
+            sys.stderr = open(os.dup(self.saved[1]), 'w', buffering=1, encoding=self.before.encoding, errors='backslashreplace')
+            self._repoint(self.before, sys.stderr)
+        return self
+
+    def _repoint(self, old, new):
+        for h in logger.handlers:
+            if isinstance(h, logging.StreamHandler) and h.stream is old: h.setStream(new)
+
+    def __exit__(self, *exc):
+        sys.stdout.flush(); sys.stderr.flush()
+        self.ray.handlers,self.ray.propagate,logging.lastResort = self.handlers,self.propagate,self.last
+        if sys.stderr is not self.before:
+            self._repoint(sys.stderr, self.before)
+            sys.stderr.close()
+            sys.stderr = self.before
+        for fd,saved in zip((1, 2), self.saved): os.dup2(saved, fd); os.close(saved)
 
 # %% ../nbs/05b_cluster.ipynb #r0actorcode
 FAULT_ENV = 'IMGPREP_RAY_FAULT'
@@ -80,26 +158,28 @@ class RayWorkers(Workers):
                  spec, # Picklable; has `worker(device)`
                  address:str='local', # See `start_ray`
                  window:int=4096, # Tasks per Ray Data execution (the actors load their models once per window)
-                 meanwhile:Callable|None=None): # The caller's own start-up work, done before the cluster is joined (a refusal starts no cluster)
+                 meanwhile:Callable|None=None, # The caller's own start-up work, done before the cluster is joined (a refusal starts no cluster)
+                 log:str|Path|None=None): # Where Ray's own output goes (default: imgprep-ray-PID.log in the temporary directory)
         self.spec,self.address,self.window,self.meanwhile = spec,address,window,meanwhile
+        self.log,self.output = Path(log or Path(tempfile.gettempdir())/f'imgprep-ray-{os.getpid()}.log'),None
 
     def __enter__(self):
         if self.meanwhile: self.meanwhile()
-        self.ray,self.started = start_ray(self.address)
-        res = self.ray.cluster_resources()
+        if self.address != 'local' and (why := unanswered(self.address)):  # before Ray prints a word
+            raise ImgprepError(f'--ray {self.address}: cannot connect to a Ray cluster ({why}); start one with `ray start --head`, or use --ray local')
+        self.output = OutputTo(self.log).__enter__()
+        try:
+            self.ray,self.started = start_ray(self.address)
+            res = self.ray.cluster_resources()
+        except BaseException as e:
+            self.close()
+            if not isinstance(e, Exception): raise
+            raise (type(e)(f"{e} (Ray's output: {self.log})") if isinstance(e, ImgprepError) else self._failed(e)) from None
         self.gpus = int(res.get('GPU', 0))
         n = self.gpus or max(1, int(res.get('CPU', 1)))
         self.devices = [f'ray:{"gpu" if self.gpus else "cpu"}{i}' for i in range(n)]
         logger.info(f'Ray: {n} actors, one per {"GPU" if self.gpus else "CPU"} of the cluster')
         return self
-
-    @property
-    def metadata(self)->dict:
-        "How the workers make their outputs: asked once of a worker loaded on the cluster (a GPU one where there are GPUs)."
-        if not hasattr(self, '_metadata'):
-            probe = self.ray.remote(num_gpus=1 if self.gpus else 0, num_cpus=0 if self.gpus else 1)(_metadata)
-            self._metadata = self.ray.get(probe.remote(self.spec))
-        return self._metadata
 
     def map(self,
             tasks:Iterable, # Tasks, taken `window` at a time
@@ -111,8 +191,26 @@ class RayWorkers(Workers):
         while window := [t for _,t in zip(range(self.window), todo)]: yield from self._run(window)
 
     def close(self):
-        "Leave the cluster, and stop it when this run started it."
-        if self.started: self.ray.shutdown()
+        "Leave the cluster (stopping it when this run started it); imgprep's standard error is its own again."
+        try:
+            if getattr(self, 'started', False): self.ray.shutdown()
+        finally:
+            if self.output: self.output.__exit__()
+            self.output = None
+
+    def __exit__(self, *exc):
+        self.close()
+        if exc[0] is None: self.log.unlink(missing_ok=True)  # kept when the run failed: its last line may name it
+
+# %% ../nbs/05b_cluster.ipynb #r0metacode
+@patch(as_prop=True)
+def metadata(self:RayWorkers)->dict:
+    "How the workers make their outputs: asked once of a worker loaded on the cluster (a GPU one where there are GPUs)."
+    if not hasattr(self, '_metadata'):
+        probe = self.ray.remote(num_gpus=1 if self.gpus else 0, num_cpus=0 if self.gpus else 1)(_metadata)
+        try: self._metadata = self.ray.get(probe.remote(self.spec))
+        except Exception as e: raise self._failed(e) from None
+    return self._metadata
 
 def ray_workers(
     spec, # Picklable; has `worker(device)`
@@ -124,19 +222,24 @@ def ray_workers(
 
 # %% ../nbs/05b_cluster.ipynb #e9ba8145c
 @patch
+def _failed(self:RayWorkers, e:Exception)->ImgprepError:
+    "`e` as the run's one line: an `ImgprepError` as it is, anything else from Ray (a lost actor, a lost node) as `RunFailed` naming Ray's log."
+    if isinstance(e, ImgprepError): return e
+    return RunFailed(f"the Ray job failed ({type(e).__name__}: {one_line(e, typed=False)[:200]}); run the same command again to finish it "
+                     f"(Ray's output: {self.log})")
+
+@patch
 def _run(self:RayWorkers, tasks:list)->Iterator:
-    "One Ray Data execution over `tasks`: each task a block, each actor one task at a time."
+    "One Ray Data execution over `tasks`: each task a block, each actor one task at a time; whatever fails, one `ImgprepError`."
     import ray.data
-    ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)], override_num_blocks=len(tasks))
-    res = dict(num_gpus=1) if self.gpus else dict(num_cpus=1)
-    with warnings.catch_warnings():  # Ray 2.60 names `max_restarts=0` as the way to stop restarts, and warns it is deprecated
-        warnings.simplefilter('ignore')
-        ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec, tuple(KINDS.values())), batch_size=1, compute=ray.data.ActorPoolStrategy(size=len(self.devices), max_tasks_in_flight_per_actor=1),
-                            max_restarts=0, **res)  # a lost actor fails the run: the same command finishes it
     try:
+        ds = ray.data.from_items([{'index': i, 'task': pickle.dumps(t)} for i,t in enumerate(tasks)], override_num_blocks=len(tasks))
+        res = dict(num_gpus=1) if self.gpus else dict(num_cpus=1)
+        with warnings.catch_warnings():  # Ray 2.60 names `max_restarts=0` as the way to stop restarts, and warns it is deprecated
+            warnings.simplefilter('ignore')
+            ds = ds.map_batches(RayActor, fn_constructor_args=(self.spec, tuple(KINDS.values())), batch_size=1,
+                                compute=ray.data.ActorPoolStrategy(size=len(self.devices), max_tasks_in_flight_per_actor=1),
+                                max_restarts=0, **res)  # a lost actor fails the run: the same command finishes it
         for b in ds.iter_batches(batch_size=None, batch_format='numpy'):
             for i,r in zip(b['index'], b['result']): yield tasks[int(i)], pickle.loads(r), 0
-    except Exception as e:
-        if isinstance(e, ImgprepError): raise
-        raise ImgprepError(f'the Ray job failed ({type(e).__name__}: {str(e).strip().splitlines()[0][:200]}); '
-                           'run the same command again to finish it') from None
+    except Exception as e: raise self._failed(e) from None

@@ -489,12 +489,12 @@ def run_cli(
     failed:Callable=None, # `failed(counters)` -> True makes the exit status 1
     **kwargs, # Passed to `fn`
 ):
-    "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError` or `OSError`."
+    "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError` (its `exit_status` if it has one) or `OSError`."
     setup_logging()
     try: counters = fn(*args, **kwargs)
     except (ImgprepError, FileExistsError, FileNotFoundError) as e:
         print(f'{name}: error: {e}', file=sys.stderr)
-        sys.exit(2)
+        sys.exit(getattr(e, 'exit_status', 2))  # 1 for a run that failed part way, such as when one of its processes died
     except OSError as e:
         print(f'{name}: error: {os_error_line(e)}', file=sys.stderr)
         sys.exit(2)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
-import importlib, json, os, queue, signal, sys, time
+import ctypes, importlib, json, os, queue, signal, sys, threading, time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -14,9 +14,10 @@ from .core import ImgprepError, logger, one_line
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'adopt_kinds', 'Echo',
-           'WorkerPool', 'worker_devices', 'Placement', 'local_workers', 'Engine', 'register_engine',
-           'unregister_engine', 'placement', 'open_workers']
+__all__ = ['PR_SET_PDEATHSIG', 'FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed',
+           'die_with_parent', 'adopt_kinds', 'Echo', 'WorkerPool', 'worker_devices', 'Placement', 'local_workers',
+           'Engine', 'register_engine', 'unregister_engine', 'usable_cores', 'check_counts', 'placement',
+           'open_workers']
 
 # %% ../nbs/05a_pool.ipynb #ee5c546d3
 def gpu_count(devices:list)->int:
@@ -94,6 +95,27 @@ class Idle:
     def __call__(self, task): raise ImgprepError(f'{task_key(task, 0)}: a task for workers that loaded no model')
     def close(self): pass
 
+# %% ../nbs/05a_pool.ipynb #p0diescode
+PR_SET_PDEATHSIG = 1 # prctl(2): the signal a process gets when the thread that started it ends
+
+class RunFailed(ImgprepError):
+    "The run failed part way (a process of it died, a cluster job failed): exit status 1, and the same command resumes it."
+    exit_status = 1
+
+def die_with_parent(
+    parent:int, # The parent's process id, as the parent read it before starting this process
+    by_signal:bool=True, # Ask Linux for SIGKILL when the parent's starting thread ends: only when that thread is its main one
+):
+    "End this process as soon as `parent` is gone, busy or not: Linux's parent-death signal, and a thread that watches."
+    if by_signal and sys.platform == 'linux':
+        try: ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        except (OSError, AttributeError): pass
+    if os.getppid() != parent: os._exit(1)  # gone before the signal was asked for
+    def watch():
+        while os.getppid() == parent: time.sleep(0.1)
+        os._exit(1)
+    threading.Thread(target=watch, name='imgprep-parent-watch', daemon=True).start()
+
 # %% ../nbs/05a_pool.ipynb #p0poolcode
 FAULT_ENV = 'IMGPREP_WORKER_FAULT'
 
@@ -107,18 +129,19 @@ def adopt_kinds(kinds:tuple):
     for k in kinds:
         if k.name not in KINDS: register_kind(k)
 
-def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple=()):
-    "Body of one worker process: register the parent's kinds it lacks, load, report ready, do tasks from `tasks` until None."
+def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple=(), parent:int|None=None, by_signal:bool=False):
+    "Body of one worker process: die with `parent`, register the parent's kinds it lacks, load, report ready, do tasks from `tasks` until None."
+    parent = parent or os.getppid()
+    die_with_parent(parent, by_signal)
     adopt_kinds(kinds)
     import multiprocessing, torch
-    # A daemon process may not start processes, but a worker's image decoders are processes of its own: they watch their
-    # parent and stop with it, which is all the daemon flag would promise.
+    # A daemon process may not start processes, but a worker's image decoders are processes of its own: they die with
+    # their parent, which is all the daemon flag would promise.
     multiprocessing.current_process()._config['daemon'] = False
     signal.signal(signal.SIGINT, signal.SIG_IGN) # Ctrl-C is the parent's to handle: it stops the workers
     torch.set_num_threads(threads)
-    parent = os.getppid()
     try: worker = spec.worker(device)
-    except Exception as e: return results.put(('failed', rank, None, one_line(e)))
+    except Exception as e: return results.put(('failed', rank, None, _failure(e)))
     results.put(('ready', rank, None, dict(pid=os.getpid(), meta=worker.metadata())))
     taken = 0
     while os.getppid() == parent: # an orphan (its parent SIGKILLed) stops instead of working unobserved
@@ -131,9 +154,13 @@ def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple
         if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
         if hasattr(worker, 'report'): worker.report = lambda n, i=i: results.put(('progress', rank, i, n))
         try: results.put(('done', rank, i, worker(task)))
-        except Exception as e: return results.put(('failed', rank, i, one_line(e)))
+        except Exception as e: return results.put(('failed', rank, i, _failure(e)))
     worker.close()
     _leave(results)
+
+def _failure(e:Exception)->tuple:
+    "What a worker sends of an exception: its line, and whether the run failed rather than was refused (a process of the worker died)."
+    return one_line(e), isinstance(e, RunFailed)
 
 def _leave(results):
     "End a worker whose work is sent: flush, then exit at once. Tearing down torch and the model libraries takes a second or more per process, and a finished worker has nothing left to tear down."
@@ -173,8 +200,9 @@ class WorkerPool(Workers):
         import torch.multiprocessing
         ctx = torch.multiprocessing.get_context('spawn')
         self.tasks,self.results = ctx.Queue(),ctx.Queue()
-        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results, tuple(KINDS.values())), daemon=True)
-                      for r,d in enumerate(self.devices)]
+        main = threading.current_thread() is threading.main_thread()  # Linux's parent-death signal follows the starting thread
+        self.procs = [ctx.Process(target=_worker, args=(r, d, self.spec, self.threads, self.tasks, self.results, tuple(KINDS.values()), os.getpid(), main),
+                                  daemon=True) for r,d in enumerate(self.devices)]
         self.doing,self.dead_since,self.keys = {r: 'loading' for r in range(len(self.procs))},None,{}
         try:
             for p in self.procs: p.start()
@@ -220,13 +248,13 @@ def _next(self:WorkerPool)->tuple:
             continue
         what,r,i,payload = msg
         if what == 'failed':
-            key = self.keys.get(i)
-            raise ImgprepError(f"worker {r} ({self.devices[r]}): {payload if key is None or key in payload else f'{key}: {payload}'}")
+            (line,failed),key = payload,self.keys.get(i)
+            raise (RunFailed if failed else ImgprepError)(f"worker {r} ({self.devices[r]}): {line if key is None or key in line else f'{key}: {line}'}")
         return msg
 
 @patch
 def _died(self:WorkerPool, r:int):
-    raise ImgprepError(f'worker {r} ({self.devices[r]}, pid {self.procs[r].pid}) died with exit code {self.procs[r].exitcode} '
+    raise RunFailed(f'worker {r} ({self.devices[r]}, pid {self.procs[r].pid}) died with exit code {self.procs[r].exitcode} '
                        f'while {self.doing[r]}; run the same command again to resume')
 
 # %% ../nbs/05a_pool.ipynb #e92bcba74
@@ -329,6 +357,24 @@ def unregister_engine(name:str):
 register_engine('local', local_workers)
 register_engine('ray', 'imgprep.cluster:ray_workers', check='imgprep.cluster:import_ray')
 
+# %% ../nbs/05a_pool.ipynb #p0countscode
+def usable_cores()->int:
+    "The CPU cores this process may run on: its affinity where the system tells it, else every core."
+    try: return len(os.sched_getaffinity(0))
+    except AttributeError: return os.cpu_count() or 1
+
+def check_counts(
+    workers:int=1, # `--workers`
+    num_gpus:int|None=0, # `--num-gpus` (None: not given)
+    threads:int|None=None, # `--threads` (None: not given)
+):
+    "Refuse a worker, GPU or thread count that makes no sense, or more workers than this machine's cores, in one line naming the flag."
+    if workers < 1: raise ImgprepError(f'--workers must be at least 1, got {workers}')
+    if workers > (cores := usable_cores()):
+        raise ImgprepError(f'--workers {workers}: more worker processes than the {cores} CPU cores this run may use; give at most {cores}')
+    if num_gpus is not None and num_gpus < 0: raise ImgprepError(f'--num-gpus must be 0 or more, got {num_gpus}')
+    if threads is not None and threads < 1: raise ImgprepError(f'--threads must be at least 1, got {threads} (leave it out for cores / workers)')
+
 # %% ../nbs/05a_pool.ipynb #e19510556
 def placement(
     engine:str='local', # A name in `ENGINES`
@@ -338,7 +384,8 @@ def placement(
     num_gpus:int|None=0, # The local engine's GPUs
     threads:int|None=None, # torch CPU threads per local worker
 )->Placement:
-    "The placement flags as a `Placement`; an unknown engine, or one that cannot run here, stops the run in one line."
+    "The placement flags as a `Placement`; counts that make no sense, an unknown engine, or one that cannot run here, stop the run in one line."
+    check_counts(workers, num_gpus, threads)
     if ray:
         if engine not in ('local', 'ray'): raise ImgprepError(f'--engine {engine} and --ray {ray}: give one of them (--ray ADDRESS is --engine ray)')
         engine = 'ray'
