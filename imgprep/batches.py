@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from .core import ImgprepError, logger, one_line, shown
 from .kinds import kind_of
-from .images import ImageMemoryError, load_rgb
+from .images import ImageMemoryError, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 
 # %% auto #0
@@ -122,7 +122,9 @@ def _load(self:ImageFiles, i:int)->list:
     out = []
     for k in kinds:
         try: out.append((k, self.prepares[k](img)))
-        except Exception as e: out.append((k, _file_error(self.paths[i], e)))
+        except Exception as e:
+            stop_if_out_of_memory(e, self.paths[i], 'preparing')  # resizing, tensors: out of memory stops the run, as in the decode
+            out.append((k, _file_error(self.paths[i], e)))
     del img
     release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
     return out
