@@ -17,7 +17,7 @@ from torch.utils.data._utils import signal_handling
 
 from .core import ImgprepError, fault, logger, one_line, shown
 from .kinds import kind_of
-from .images import ImageMemoryError, load_rgb
+from .images import ImageMemoryError, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 from .pool import RunFailed, die_with_parent
 
@@ -126,7 +126,9 @@ def _load(self:ImageFiles, i:int)->list:
     out = []
     for k in kinds:
         try: out.append((k, self.prepares[k](img)))
-        except Exception as e: out.append((k, _file_error(self.paths[i], e)))
+        except Exception as e:
+            stop_if_out_of_memory(e, self.paths[i], 'preparing')  # resizing, tensors: out of memory stops the run, as in the decode
+            out.append((k, _file_error(self.paths[i], e)))
     del img
     release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
     return out

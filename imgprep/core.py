@@ -22,8 +22,8 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
            'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable',
            'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'exclusive_dir', 'fault', 'os_error_line',
-           'run_cli', 'cli_parser']
+           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir', 'fault',
+           'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -444,16 +444,41 @@ def with_errno(
     return OSError(errno.EIO, f'short write ({e.args[0]})', e.filename)
 
 # %% ../nbs/00_core.ipynb #0e10f077
+def _command_of(
+    pid:str, # A process id, as /proc/locks writes it
+)->str|None: # Such as `imgprep_stage2 --part 0/2 (pid 4242)`
+    "The imgprep command process `pid` runs, from its command line; None for this process or any other program."
+    if pid == str(os.getpid()): return None
+    try: args = Path(f'/proc/{pid}/cmdline').read_bytes().decode('utf-8', 'replace').split('\x00')
+    except OSError: return None
+    name = next((os.path.basename(a) for a in args if os.path.basename(a).startswith('imgprep_')), None)
+    if name is None and '-m' in args[:-1] and args[args.index('-m')+1].startswith('imgprep.'): name = 'python -m ' + args[args.index('-m')+1]
+    if name is None: return None
+    part = next((a.split('=', 1)[1] if '=' in a else nxt for a,nxt in zip(args, args[1:] + ['']) if a.split('=')[0] == '--part'), None)
+    return f"{name}{f' --part {part}' if part else ''} (pid {pid})"
+
+def lock_holder(
+    d:str|Path, # A directory
+)->str|None: # The command, or None when no imgprep command holds it (or it cannot be told)
+    "The imgprep command of another process holding an `flock` on `d`, read from Linux's /proc/locks."
+    st = os.stat(d)
+    inode = f'{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}'
+    try: lines = Path('/proc/locks').read_text().splitlines()
+    except OSError: return None  # not Linux
+    held = (f[4] for f in map(str.split, lines) if len(f) > 5 and f[1] == 'FLOCK' and f[5] == inode)  # waiters' lines have `->` in f[1]
+    return next(filter(None, map(_command_of, held)), None)
+
 @contextmanager
 def exclusive_dir(
     d:str|Path, # An existing directory
-    command:str, # The command that wants it, named in the refusal
+    command:str, # The command that wants it, named in the refusal when the holder cannot be told
 ):
-    "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once if another run holds it."
+    "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once naming the run that holds it."
     fd = os.open(d, os.O_RDONLY)
     try:
         try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise ImgprepError(f'{d}: another {command} run is using it; wait for it to finish') from None
+        except BlockingIOError:
+            raise ImgprepError(f'{d}: {lock_holder(d) or f"another {command} run"} is using it; wait for it to finish') from None
         yield Path(d)
     finally: os.close(fd)
 
@@ -494,7 +519,7 @@ def run_cli(
     try: counters = fn(*args, **kwargs)
     except (ImgprepError, FileExistsError, FileNotFoundError) as e:
         print(f'{name}: error: {e}', file=sys.stderr)
-        sys.exit(getattr(e, 'exit_status', 2))  # 1 for a run that failed part way, such as when one of its processes died
+        sys.exit(getattr(e, 'exit_status', 2))  # 1 for a run that failed part way, such as when one of its processes died or memory ran out
     except OSError as e:
         print(f'{name}: error: {os_error_line(e)}', file=sys.stderr)
         sys.exit(2)

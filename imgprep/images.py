@@ -13,7 +13,8 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 from .core import ImgprepError, shown
 
 # %% auto #0
-__all__ = ['MAX_PIXELS', 'ImageError', 'ImageMemoryError', 'image_size', 'load_rgb', 'crop_to_multiple']
+__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'ImageError', 'ImageMemoryError', 'out_of_memory', 'stop_if_out_of_memory',
+           'image_size', 'is_animated', 'load_rgb', 'ends_whole', 'check_whole', 'crop_to_multiple']
 
 # %% ../nbs/03_images.ipynb #bf5a9c8b
 MAX_PIXELS = 178_956_970
@@ -22,13 +23,29 @@ class ImageError(ImgprepError):
     "An image file that cannot be used: missing, not an image, truncated, corrupt, or too large."
 
 class ImageMemoryError(ImgprepError):
-    "Memory ran out while decoding an image: the run stops, the file is not counted as bad."
+    "Memory ran out while decoding an image: the run stops (exit status 1), the file is not counted as bad."
+    exit_status = 1 # a failed run, not a bad argument: the same command with more memory finishes
     def __init__(self, msg:str):
         # torch's DataLoader raises a worker's error again with the worker's whole traceback as its message: keep our own line
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
 def _refuse(path, why:str)->ImageError: return ImageError(f'{shown(path)}: {why}')
+
+def out_of_memory(
+    e:BaseException, # Raised while decoding or preparing an image
+)->bool:
+    "Whether `e` says memory ran out: Python's `MemoryError`, or torch's CPU allocator refusing (a `RuntimeError`)."
+    return isinstance(e, MemoryError) or isinstance(e, RuntimeError) and "can't allocate memory" in str(e)
+
+def stop_if_out_of_memory(
+    e:BaseException, # Raised while decoding or preparing the image at `path`
+    path:str|Path, # The image, named in the line
+    doing:str='decoding', # What ran out of memory
+):
+    "Raise `ImageMemoryError` naming `path` when `e` is running out of memory; else do nothing, and `e` is the file's."
+    if out_of_memory(e):
+        raise ImageMemoryError(f'{shown(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
 
 @contextmanager
 def _open(
@@ -45,7 +62,7 @@ def _open(
             if w*h > MAX_PIXELS: raise _refuse(path, f'{w}x{h} is over the decompression-bomb limit of {MAX_PIXELS:,} pixels')
             yield im
     except ImageError: raise
-    except MemoryError: raise ImageMemoryError(f'{shown(path)}: out of memory while decoding it; free some memory or use fewer workers, then run again') from None
+    except MemoryError as e: stop_if_out_of_memory(e, path)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e: raise _refuse(path, (e.strerror or str(e)).lower()) from e
     except Image.DecompressionBombError as e: raise _refuse(path, f'decompression bomb refused by PIL ({e})') from e
     except UnidentifiedImageError as e:
@@ -74,6 +91,14 @@ def image_size(
     with _open(path, data) as im:
         w,h = im.size
         return (h, w) if _orientation(im) >= 5 else (w, h)
+
+# %% ../nbs/03_images.ipynb #4d89ed2f
+def is_animated(
+    path:str|Path, # Image file
+    data:bytes|None=None, # Its bytes, if already read
+)->bool:
+    "Whether `path` holds several frames (GIF, APNG, WebP); `ImageError` naming it if it cannot be opened."
+    with _open(path, data) as im: return bool(getattr(im, 'is_animated', False))
 
 # %% ../nbs/03_images.ipynb #03fad5ed
 _SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC} # Start of frame (baseline, progressive, lossless...)
@@ -161,6 +186,38 @@ def load_rgb(
         im.load()
         rgb = _to_rgb(im, background)
     return rgb.transpose(_TRANSPOSE[o]) if o in _TRANSPOSE else rgb
+
+# %% ../nbs/03_images.ipynb #d4f3af41
+TAIL = 1 << 16 # Bytes at the end of a file searched for its end marker
+PNG_IEND = b'\x00\x00\x00\x00IEND\xaeB`\x82' # An IEND chunk: length 0, type, CRC
+
+def ends_whole(
+    head:bytes, # The file's first bytes (8 are enough)
+    tail:bytes, # Its last bytes (up to `TAIL`)
+)->bool|None: # None: neither a JPEG nor a PNG
+    "Whether a JPEG ends with its end-of-image marker (zero padding after it allowed), or a PNG holds its IEND chunk near its end."
+    if head.startswith(b'\xff\xd8\xff'): return tail.rstrip(b'\x00').endswith(b'\xff\xd9')
+    if head.startswith(b'\x89PNG\r\n\x1a\n'): return PNG_IEND in tail
+    return None
+
+def _ends(path:str|Path)->tuple:
+    "The first 8 and the last `TAIL` bytes of `path`."
+    with open(path, 'rb') as f:
+        head = f.read(8)
+        f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL))
+        return head, f.read(TAIL)
+
+def check_whole(
+    path:str|Path, # Image file, named in the error
+    data:bytes|None=None, # Its bytes, if already read
+):
+    "Raise `ImageError` naming `path` if it is a JPEG or PNG cut short; reads only its ends, and decodes only a JPEG that ends unusually."
+    head,tail = _ends(path) if data is None else (data[:8], data[-TAIL:])
+    if ends_whole(head, tail) is not False: return
+    if head.startswith(b'\x89PNG'):
+        if PNG_IEND in (Path(path).read_bytes() if data is None else data): return  # more than `TAIL` bytes appended after IEND
+        raise _refuse(path, 'cut short: a PNG without its IEND chunk (a copy that failed?); copy the file again')
+    load_rgb(path, draft=(1, 1))  # something after the end marker, or a file cut short: the decoder says which
 
 # %% ../nbs/03_images.ipynb #06bdd635
 def crop_to_multiple(

@@ -16,21 +16,22 @@ from fastcore.basics import chunked
 from PIL import Image
 
 from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
-                          atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, iter_jsonl, logger, run_cli, safe_key,
+                          atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
                           printable, shown, validate_image_id)
 from .kinds import T5_MASK_LEN
-from .images import ImageError, image_size, load_rgb
+from .buckets import ratio_warning
+from .images import ImageError, check_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
 
 # %% auto #0
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
-           'COUNTERS', 'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for',
-           'OutsideRoot', 'inspect_image', 'decode_text', 'read_caption', 'caption_from_filename', 'estimate_tokens',
-           'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out', 'folder_candidates',
-           'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates', 'split_hash',
-           'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'note_path', 'is_ingest_output',
-           'check_output', 'write_note', 'nothing_found', 'ingest', 'default_images_root', 'next_command',
-           'ingest_parser', 'main']
+           'COUNTERS', 'DATASET_COUNTERS', 'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix',
+           'image_id_for', 'OutsideRoot', 'inspect_image', 'decode_text', 'read_caption', 'caption_from_filename',
+           'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out',
+           'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
+           'dataset_candidates', 'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over',
+           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'ingest',
+           'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -72,7 +73,7 @@ def _read_whole(
 
 def inspect_image(
     path:str|Path, # Image file
-    decode:bool=False, # Also decode every pixel (catches truncated files; slow)
+    decode:bool=False, # Also decode every pixel (finds damage inside the pixel data; slow); without it a JPEG or PNG cut short is still found
     root:str|Path|None=None, # The source folder: a file whose real path lies outside it raises `OutsideRoot`, unread
 )->dict: # sha256, width, height (as displayed), animated
     "What ingest needs of an image, from one read of its bytes: SHA-256 and header; `ImageError` naming the file if it is unusable."
@@ -83,10 +84,9 @@ def inspect_image(
         if e.reason == 'outside_root': raise OutsideRoot(str(e)) from None
         raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
     w,h = image_size(path, data)
-    animated = False
-    if os.path.splitext(path)[1].lower() in ANIMATABLE:
-        with Image.open(path if data is None else io.BytesIO(data)) as im: animated = bool(getattr(im, 'is_animated', False))
+    animated = os.path.splitext(path)[1].lower() in ANIMATABLE and is_animated(path, data)
     if decode: load_rgb(path)
+    else: check_whole(path, data)
     return dict(sha256=sha, width=w, height=h, animated=animated)
 
 # %% ../nbs/04_ingest.ipynb #4047461b
@@ -320,6 +320,39 @@ def _cell_bytes(
     return read_regular(src/cell['path'], src)
 
 # %% ../nbs/04_ingest.ipynb #i0datasetcand
+def _stored(
+    d:Path, # The `ingested_images` folder
+    data:bytes, # An image's bytes
+    ext:str, # Its extension
+    counts:Counter, # Gets `new_images` or `reused_images`
+)->Path:
+    "Where the image with bytes `data` lies under `d`, named by its SHA-256: written there atomically unless already there."
+    sha = hashlib.sha256(data).hexdigest()
+    p = d/sha[:2]/f'{sha}{ext}'
+    if p.is_file(): counts['reused_images'] += 1
+    else:
+        p.parent.mkdir(exist_ok=True)
+        atomic_write_bytes(p, data)
+        counts['new_images'] += 1
+    return p
+
+def _rows(ds, col:str, caption_column:str, src:Path, d:Path, counts:Counter)->Iterator:
+    "A `Candidate` per usable row of `ds`, its image stored under `d`; rows without a readable image are counted and named."
+    for i,row in enumerate(ds):
+        v,where = row[col] or {},f'{shown(src)}[{i}]'
+        try: data = _cell_bytes(v, src)
+        except UnreadableFile as e:
+            left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')
+            continue
+        try:
+            with Image.open(io.BytesIO(data)) as im: ext = FORMAT_EXTS.get(im.format, f'.{(im.format or "img").lower()}')
+        except Exception as e:
+            stop_if_out_of_memory(e, where)  # not the image's fault: the run stops, no row is dropped
+            left_out(counts, 'corrupt_image', where, f'not an image PIL can read ({type(e).__name__})')
+            continue
+        p,cap = _stored(d, data, ext, counts),row[caption_column]
+        yield Candidate(rel_posix(p, d.parent), p, cap.strip() if isinstance(cap, str) else None, where)
+
 def dataset_candidates(
     src:Path, # Directory written by `save_to_disk`
     images_root:Path, # Images are written under `images_root/ingested_images`
@@ -334,29 +367,11 @@ def dataset_candidates(
     col = _image_column(ds, image_column)
     if caption_column not in ds.features: raise ImgprepError(f'--caption-column {caption_column!r}: the dataset has {", ".join(ds.features)}')
     ds = ds.select_columns([col, caption_column]).cast_column(col, HFImage(decode=False))
-    out,d = [],images_root/DATASET_IMAGES
-    for i,row in enumerate(ds):
-        v,where = row[col] or {},f'{shown(src)}[{i}]'
-        try: data = _cell_bytes(v, src)
-        except UnreadableFile as e:
-            left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')
-            continue
-        try:
-            with Image.open(io.BytesIO(data)) as im: ext = FORMAT_EXTS.get(im.format, f'.{(im.format or "img").lower()}')
-        except Exception as e:
-            counts.update(('found', 'corrupt_image'))
-            logger.warning(f'{where}: corrupt_image: not an image PIL can read ({type(e).__name__}); row left out')
-            continue
-        sha = hashlib.sha256(data).hexdigest()
-        p = d/sha[:2]/f'{sha}{ext}'
-        if p.is_file(): counts['reused_images'] += 1
-        else:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(p, data)
-            counts['new_images'] += 1
-        cap = row[caption_column]
-        out.append(Candidate(rel_posix(p, images_root), p, cap.strip() if isinstance(cap, str) else None, where))
-    return out
+    d = images_root/DATASET_IMAGES
+    d.mkdir(parents=True, exist_ok=True)
+    with exclusive_dir(d, 'imgprep_ingest'):  # ours alone: what a killed run left half-written can go
+        for sub in os.scandir(d): remove_temps(Path(sub.path))
+        return list(_rows(ds, col, caption_column, src, d, counts))
 
 # %% ../nbs/04_ingest.ipynb #86f83aa7
 def split_hash(
@@ -383,8 +398,9 @@ def assign_splits(
 
 # %% ../nbs/04_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
-            'missing_image', 'bad_path', 'id_collision', 'animated', 'long_caption', 'empty_caption', 'caption_from_filename',
+            'missing_image', 'bad_path', 'id_collision', 'animated', 'odd_ratio', 'long_caption', 'empty_caption', 'caption_from_filename',
             'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name')
+DATASET_COUNTERS = ('new_images', 'reused_images') # Images written to, or found in, `ingested_images`: shown for a saved dataset only
 
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
@@ -410,6 +426,7 @@ def _inspect_chunk(
     for p in paths:
         try: out.append(inspect_image(p, decode, root))
         except ImageError as e: out.append(e)
+        except MemoryError as e: stop_if_out_of_memory(e, p)  # reading or hashing a large file: the run stops, nothing is dropped
     return out
 
 def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
@@ -467,6 +484,9 @@ def check_candidates(
         if info['animated']:
             counts['animated'] += 1
             logger.warning(f'{c.where}: animated: only the first frame is used')
+        if why := ratio_warning(info['width'], info['height']):  # named here by its file; Stage 2 can name only a JSONL line
+            counts['odd_ratio'] += 1
+            logger.warning(f'{c.where}: odd_ratio: {why}')
         recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
                          width=info['width'], sha256=info['sha256']))
     return recs
@@ -589,7 +609,7 @@ def ingest(
     val_count:int|None=None, # Hold out this many images as split "val"
     val_fraction:float|None=None, # Hold out this fraction of the images as split "val"
     t5_model:str|None=None, # T5 directory or cached hub id whose tokenizer counts long captions exactly (local files only); default: estimate, unless the default T5 is cached
-    decode:bool=False, # Decode every image fully to catch truncated files (slow)
+    decode:bool=False, # Also decode every image fully, to find damage inside the pixel data (slow); a JPEG or PNG cut short is found without it
     progress_every:int=1000, # Progress line every this many images (0: never)
     workers:int=2, # Processes reading, hashing and parsing images (1: no extra process)
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
@@ -604,7 +624,8 @@ def ingest(
         raise ImgprepError(f'{src} is not inside --images-root {root}; image paths must be relative to it')
     check_output(output, src)
     output.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder
+    with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder (the Stage 2 base, too)
+        fault('ingest')  # tests hold a run here, lock taken (`core.fault`)
         counts = Counter(dict.fromkeys(COUNTERS, 0))
         if fmt == 'folder': cands = folder_candidates(src, root, tuple(caption_exts), skip=(root/DATASET_IMAGES,), counts=counts)
         elif fmt == 'metadata': cands = metadata_candidates(src, root, caption_column, counts)
@@ -627,7 +648,7 @@ def ingest(
         if recs: write_note(output, root)
         counts.update(written=len(recs), val=sum(s == 'val' for s in splits.values()))
         counts['train'] = len(recs) - counts['val']
-        return {**counts, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
+        return {**{k: v for k,v in counts.items() if fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': fmt}
 
 # %% ../nbs/04_ingest.ipynb #b87865ff

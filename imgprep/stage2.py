@@ -14,7 +14,7 @@ import numpy as np
 from fastcore.basics import chunked
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, fault, format_counters, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
+                          exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
@@ -63,7 +63,7 @@ def run_lock(
     if part is None:
         with exclusive_dir(base, 'imgprep_stage2'): yield
         return
-    fds = [_flock(base, fcntl.LOCK_SH, f'{base}: a committing imgprep_stage2 run is using it; run the parts before or after it')]
+    fds = [_flock(base, fcntl.LOCK_SH, f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it')]
     try:
         (base/PARTS_DIR).mkdir(exist_ok=True)
         i,n = part
