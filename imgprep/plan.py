@@ -323,7 +323,7 @@ def check(self:Planner, line:int, rec:dict)->Item:
     self.seen[iid] = line
     w,h = rec['width'], rec['height']
     if ratio_warning(w, h): self.counts['odd_ratio'] += 1
-    it = Item(line, rec, iid, image, bucket_for(w, h, self.where(line)))
+    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({shown(image)})'))  # the warning names the photo too
     for k in self.kinds:
         if not kind_of(k).inline: continue
         a,why = inline_embedding(rec, k)

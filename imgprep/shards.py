@@ -666,7 +666,7 @@ def write_shards(
     limit:int|None=None, # Write at most this many samples in all (applied after the shuffle)
     shuffle:bool=False, # Shuffle the ready samples before limiting and sharding
     seed:int=42, # Shuffle seed
-    buckets:list|str|None=None, # Only these aspect buckets, such as ['1024x1024'] or one name (the flag `--bucket WxH` repeats)
+    buckets:list|str|None=None, # Only these aspect buckets: a bucket name such as 1024x1024 (repeat --bucket for several), or a list of names
     split:str|None=None, # Only records of this split: 'train' (records whose `split` is 'train' or absent) or 'val'
     overwrite:bool=False, # Replace a finished earlier run's shards instead of raising FileExistsError (an unfinished run of the same flags is finished without it)
     dry_run:bool=False, # Scan and report what would be written; write nothing
