@@ -19,17 +19,15 @@ which the bare loop does not: on files of several megabytes that is most of inge
 check reads a slice of bytes already in memory. Printed: the best and median rate of each loop, the
 ratios (goal: ingest with the check >= 0.5x the bare loop), the cost of the check, and the load average.
 """
-import argparse, hashlib, io, os, statistics, struct, sys, tempfile, time
+import argparse, hashlib, io, os, statistics, sys, tempfile, time
 from pathlib import Path
 
-import matplotlib, skimage
+
 from PIL import Image
 
 import imgprep.ingest
 from imgprep.ingest import ingest
-
-PHOTOS = [Path(matplotlib.get_data_path())/'sample_data'/'grace_hopper.jpg'] + \
-         [Path(skimage.__file__).parent/'data'/n for n in ('astronaut.png', 'coffee.png', 'rocket.jpg', 'motorcycle_left.png', 'chelsea.png')]
+from bench_ingest import PHOTOS, bare, unique  # the photos, the unique-bytes trick and the bare header loop of the ingest bench
 
 def phone_jpeg(p:Path, size:tuple, orientation:int=1)->bytes:
     "The photograph at `p` scaled up to `size` (stored sideways when `orientation` is 6) as a quality-90 JPEG."
@@ -39,11 +37,6 @@ def phone_jpeg(p:Path, size:tuple, orientation:int=1)->bytes:
         exif = Image.Exif(); exif[0x0112] = orientation; kw['exif'] = exif
     b = io.BytesIO(); im.save(b, 'JPEG', quality=90, **kw)
     return b.getvalue()
-
-def unique(jpeg:bytes, i:int)->bytes:
-    "`jpeg` with a comment segment naming `i` right after the start marker: other bytes, the same image."
-    com = f'imgprep truncation bench image {i}'.encode()
-    return jpeg[:2] + b'\xff\xfe' + struct.pack('>H', len(com)+2) + com + jpeg[2:]
 
 def make_folder(d:Path, n:int, size:tuple)->list:
     "`n` unique phone-sized JPEGs with captions in 100 subfolders, reusing what an earlier run wrote; their paths."
@@ -55,13 +48,6 @@ def make_folder(d:Path, n:int, size:tuple)->list:
         p.write_bytes(unique(bases[i % len(bases)], i))
         p.with_suffix('.txt').write_text(f'photograph number {i} of the benchmark folder')
     return paths
-
-def bare(paths:list)->float:
-    "Seconds to open each file with PIL and read its size."
-    t = time.perf_counter()
-    for p in paths:
-        with Image.open(p) as im: im.size
-    return time.perf_counter() - t
 
 def read_and_hash(paths:list)->float:
     "Seconds to read every byte of each file and hash it, as ingest does."
