@@ -8,15 +8,19 @@ import hashlib, os
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import orjson
 
-from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger
-from .kinds import Stage2Layout, kind_of
+from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown
+from .kinds import Stage2Layout, check_embedding, kind_of
+from .format import ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders
+from .buckets import assign_bucket
+from .plan import BadRecord, Planner, check_record, quiet
 from .encode import read_notes, remove_notes
 
 # %% auto #0
-__all__ = ['SAMPLE', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'tiled_path', 'tiled_latents',
-           'fold_notes']
+__all__ = ['SAMPLE', 'ORPHANS_DIR', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'tiled_path',
+           'tiled_latents', 'fold_notes', 'array_header', 'other_settings', 'set_aside', 'refuse_other_settings']
 
 # %% ../nbs/06c_commit.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -262,3 +266,70 @@ def fold_notes(
         out[kind] = len(tiled)
     remove_notes(lay.base)
     return out
+
+# %% ../nbs/06c_commit.ipynb #c0othercode
+ORPHANS_DIR = 'orphans' # Where arrays no record may name are set aside (kept, not deleted)
+
+def array_header(
+    path:Path, # A `.npy` file
+)->tuple|None: # (shape, dtype)
+    "The shape and dtype in the header of the `.npy` file at `path`; None when it has no readable header (`--verify` names those)."
+    try:
+        with open(path, 'rb') as f: head = f.read(4096)
+        if (start := npy_header_len(head)) > len(head): return None
+        shape,_,dtype = npy_header(head[:start])
+    except (OSError, ValueError): return None
+    return shape, dtype
+
+def other_settings(
+    lay:Stage2Layout, # The tree
+    kind:str, # A kind whose array of the record is on disk
+    rec:dict, # The record, with its `aspect_bucket`
+    settings:dict|None, # The kind's entry of the tree's `encoders.json` (`kind_settings`)
+    resolution:str|None=None, # A spatial kind's latent mode for this run (`bucket` or `original`), when the record names none
+)->str|None:
+    "What is wrong with the shape or dtype of the record's array on disk under the tree's settings; None when they make it."
+    if (found := array_header(lay.npy_path(kind, rec['image_id']))) is None: return None
+    k = kind_of(kind)
+    if k.spatial and resolution is not None: rec = {f'{kind}_resolution': resolution, **rec}
+    shape,dtype = found
+    return check_embedding(k, np.broadcast_to(np.zeros((), dtype), shape), k.shapes(rec, settings))
+
+def set_aside(
+    lay:Stage2Layout, # The tree
+    kind:str, # A kind
+    image_id:str, # Whose array
+)->Path: # Where it is now
+    "Move the `kind` array of `image_id` to `<base>/orphans/<directory>/`, where no record names it."
+    d = lay.base/ORPHANS_DIR/kind_of(kind).directory
+    d.mkdir(parents=True, exist_ok=True)
+    os.replace(lay.npy_path(kind, image_id), dst := d/f'{image_id}.npy')
+    return dst
+
+# %% ../nbs/06c_commit.ipynb #c0otherrefuse
+def _first_named(run:Planner)->Iterator:
+    "(record with its id and bucket, kinds) for each usable record with arrays on disk that it does not name yet."
+    with quiet():  # the run's own pass names bad records
+        for _,rec in iter_jsonl(run.src):
+            try: iid,_ = check_record(rec, run.images_root, run.kinds)
+            except BadRecord: continue
+            named = rec.get(MADE_FROM) if type(rec.get(MADE_FROM)) is dict else {}
+            if kinds := [k for k in run.kinds if iid in run.have[k] and k not in named]:
+                yield {**rec, 'image_id': iid, 'aspect_bucket': assign_bucket(rec['width'], rec['height'])}, kinds
+
+def refuse_other_settings(
+    run:Planner, # The run, before it plans; a `--part` run commits nothing and is not checked
+):
+    "Set aside every array a record would name for the first time whose shape the tree's settings never make, so that the run makes it again."
+    if run.part is not None: return
+    enc,found = read_encoders(run.lay.base/ENCODERS_NAME),[]
+    for rec,kinds in _first_named(run):
+        for k in kinds:
+            if why := other_settings(run.lay, k, rec, kind_settings(enc, k), run.option(k, 'resolution') if kind_of(k).spatial else None):
+                found.append((k, rec['image_id'], why))
+    for k,iid,why in found:
+        kept = set_aside(run.lay, k, iid)
+        run.have[k].discard(iid)
+        run.counts['other_settings'] += 1
+        logger.warning(f'{shown(kept)}: other_settings: {why}, which the settings in {ENCODERS_NAME} do not make (a run with other '
+                       'settings wrote it); set aside, named by no record, and made again when the run computes it')

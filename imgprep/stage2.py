@@ -22,13 +22,13 @@ from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
                           inline_embedding, inline_fields, models_needed, quiet, stage2_run)
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
-from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal
+from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
 from .pool import Placement, Workers, open_workers, placement
 from .storage import local_path
 
 # %% auto #0
 __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
-           'ORPHANS_DIR', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
            'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
@@ -327,7 +327,7 @@ def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_
                       {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
 
 def _prepared(described:Stage2Run, jsonl:Path)->tuple:
-    "Inside the lock: the tree writable, a journal a killed run left merged; (the run's `Planner`, the Stage 1 backup or None)."
+    "Inside the lock: the tree writable, a journal a killed run left merged, arrays made with other settings set aside; (the run's `Planner`, the Stage 1 backup or None)."
     lay = described.lay
     check_writable(lay.base)
     counts = Counter(dict.fromkeys(counter_names(described.kinds), 0))
@@ -336,7 +336,9 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
         result = _merge(jp, lay.jsonl, backup)
         counts['recovered_tmp'] = int(result == 'merged')
         logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
-    return Planner(described, lay.jsonl if lay.jsonl.is_file() else jsonl, counts, notes=read_notes(lay.base)[0]), backup
+    planner = Planner(described, lay.jsonl if lay.jsonl.is_file() else jsonl, counts, notes=read_notes(lay.base)[0])
+    refuse_other_settings(planner)  # arrays made with other settings are set aside, before the run counts what it must make
+    return planner, backup
 
 def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
@@ -465,7 +467,6 @@ def _commit(run:Planner, journal:Journal, backup:Path|None):
 # %% ../nbs/06d_stage2.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
                    'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json')
-ORPHANS_DIR = 'orphans'
 
 def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
     "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
@@ -487,13 +488,6 @@ def _missing_hint(kind:str)->str:
     if kind_of(kind).input != 'image': return 'imgprep_stage2 makes it'
     return ('imgprep_stage2 makes it; if that run reports the image as missing_image or corrupt_image, run imgprep_ingest --decode '
             'again to leave it out, then imgprep_stage2 --move-orphans to set its other arrays aside')
-
-def _set_aside(lay:Stage2Layout, kind:str, image_id:str, c:Counter):
-    "Move an orphan array to `<base>/orphans/<directory>/`."
-    d = lay.base/ORPHANS_DIR/kind_of(kind).directory
-    d.mkdir(parents=True, exist_ok=True)
-    os.replace(lay.npy_path(kind, image_id), d/f'{image_id}.npy')
-    c['orphans_moved'] += 1
 
 # %% ../nbs/06d_stage2.ipynb #3cda6ae7
 def verify_stage2(
@@ -522,7 +516,9 @@ def verify_stage2(
         for iid in sorted(have[kind] - ids.keys()):
             bad('orphan_npy', lay.npy_path(kind, iid), 'no record has this image_id; imgprep_stage2 --move-orphans moves such files to '
                 f'{shown(lay.base/ORPHANS_DIR)}/ (kept, not deleted)')
-            if move_orphans: _set_aside(lay, kind, iid, c)
+            if move_orphans:
+                set_aside(lay, kind, iid)
+                c['orphans_moved'] += 1
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
     c['missing_npy'] = sum(c[f'missing_{k}'] for k in kinds)
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
