@@ -90,6 +90,9 @@ CLOUD_EXTRA = 'pip install -e ".[cloud]"'
 
 class StoreError(ImgprepError):
     "A store refused or could not be reached: the message names the URL (`shown_url`) and never a credential."
+    def __init__(self, msg:str, exit_status:int=2): # 2: what the user gave is wrong (a bucket, credentials); 1: the run failed and a rerun finishes it
+        super().__init__(msg)
+        self.exit_status = exit_status
 
 def filesystem(
     url:str, # An fsspec URL such as `s3://bucket/prefix`
@@ -125,7 +128,9 @@ def store_error(
     elif isinstance(e, FileNotFoundError) and 'bucket' in msg.lower():
         why = 'no such bucket; create it, or fix the URL'
     elif isinstance(e, FileNotFoundError): why = 'no such object'
-    elif names & _CONNECTION: why = f'the store cannot be reached ({msg}); run the same command again once it is back'
+    elif names & _CONNECTION:
+        said = scrub(e.args[0], opts) if e.args and isinstance(e.args[0], str) else msg  # some wrap (message, file, url): the message is enough
+        return StoreError(f'{url}: the store cannot be reached ({said}); run the same command again once it is back', exit_status=1)
     else: why = f'{type(e).__name__}: {msg}'.rstrip(': ')
     return StoreError(f'{url}: {why}')
 
