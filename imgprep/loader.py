@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, io, json, math, os, re, tarfile
+import argparse, functools, hashlib, io, json, math, os, queue, re, tarfile, threading
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
@@ -26,7 +26,7 @@ BLOCK = 512 # tar block
 
 # %% auto #0
 __all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'tar_members',
-           'tar_samples', 'stored_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent',
+           'tar_samples', 'ReadAhead', 'stored_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent',
            'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds', 'training_latents',
            'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard', 'verify_stored_shard', 'verify_shards',
            'verify_parser', 'verify_main']
@@ -212,11 +212,59 @@ def tar_samples(
             cur[ext] = data
         if cur is not None: yield cur
 
+# %% ../nbs/08_loader.ipynb #ld0ahead
+class ReadAhead:
+    "A file read by a helper thread up to `depth` blocks ahead of its reader: the next block is fetched while this one is used."
+    def __init__(self,
+                 f, # A file open for reading, such as an fsspec object opened with `block_size`
+                 block_size:int=8<<20, # Bytes per read of `f`
+                 depth:int=2): # Blocks read ahead at most: the memory held is about (depth + 2) blocks
+        self.f,self.block,self.buf,self.pos,self.eof = f,block_size,memoryview(b''),0,False
+        self.q,self.stop = queue.Queue(depth),threading.Event()
+        self.thread = threading.Thread(target=self._fill, daemon=True)
+        self.thread.start()
+
+    def _put(self, x):
+        while not self.stop.is_set():  # a reader that stopped early must not leave the thread waiting forever
+            try: return self.q.put(x, timeout=0.1)
+            except queue.Full: pass
+
+    def _fill(self):
+        try:
+            while not self.stop.is_set() and (b := self.f.read(self.block)): self._put(b)
+            self._put(b'')
+        except BaseException as e: self._put(e)  # raised in the reader, where the store's error is named
+
+    def _next(self)->bool:
+        x = self.q.get()
+        if isinstance(x, BaseException): raise x
+        self.buf,self.pos,self.eof = memoryview(x),0,not x
+        return not self.eof
+
+    def read(self, n:int=-1)->bytes:
+        "Up to `n` bytes (all that is left when `n` < 0), fewer only at the end."
+        out = []
+        while n != 0 and not self.eof:
+            if self.pos == len(self.buf) and not self._next(): break
+            take = len(self.buf) - self.pos if n < 0 else min(n, len(self.buf) - self.pos)
+            out.append(self.buf[self.pos:self.pos + take])
+            self.pos += take
+            n -= take if n > 0 else 0
+        return b''.join(out)
+
+    def close(self):
+        "Stop the helper thread (the file itself is the caller's to close)."
+        self.stop.set()
+        self.thread.join()
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+
 # %% ../nbs/08_loader.ipynb #ld0stored
 def stored_samples(
     src, # webdataset stream of `{'url': URL}`
     storage_options:str|dict|None=None, # fsspec options of the store (`storage.parse_options`)
-    block_size:int=8<<20, # Bytes fetched per read: the shard streams, never downloaded whole first
+    block_size:int=8<<20, # Bytes fetched per read, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
 ):
     "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store and split by webdataset's own tar reader."
     opts = parse_options(storage_options)
@@ -224,8 +272,8 @@ def stored_samples(
         url = d['url']
         fs,path = filesystem(url, opts)
         try:
-            with fs.open(path, 'rb', block_size=block_size) as f:
-                for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=f)])):
+            with fs.open(path, 'rb', block_size=block_size) as f, ReadAhead(f, block_size) as ahead:
+                for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=ahead)])):
                     yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
         except ImgprepError: raise
         except Exception as e: raise store_error(e, url, opts) from None
@@ -567,7 +615,8 @@ def verify_stored_shard(
     encoders:dict|None=None, # How its arrays were made
 )->tuple: # (samples read, bytes, sha256)
     "Stream one shard of a store through webdataset's tar reader, checking every sample and hashing every byte on the way."
-    n,f = 0,_Hashed(store.open(rel))
+    raw = store.open(rel)
+    n,f = 0,_Hashed(ReadAhead(raw))
     try:
         for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=store.url_of(rel), stream=f)])):
             n += 1
@@ -577,7 +626,9 @@ def verify_stored_shard(
     except (tarfile.TarError, ValueError, EOFError) as e: problem(f'{rel}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     except ImgprepError: raise
     except Exception as e: raise store_error(e, store.url_of(rel), store.opts) from None
-    finally: f.f.close()
+    finally:
+        f.f.close()
+        raw.close()
     return n, f.n, f.sha.hexdigest()
 
 # %% ../nbs/08_loader.ipynb #e10f6656
