@@ -970,7 +970,7 @@ def ingest(
         if not unchanged and recs: atomic_write_bytes(output, data)
         if recs: write_note(output, s.root)
         if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
-        counts.update(written=len(recs), val=sum(s == 'val' for s in splits.values()))
+        counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
         counts['train'] = len(recs) - counts['val']
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
