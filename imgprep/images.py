@@ -177,9 +177,10 @@ def load_rgb(
     path:str|Path, # Image file
     background:tuple=(255, 255, 255), # RGB shown through transparent pixels
     draft:tuple|None=None, # (width, height) that is enough: a JPEG is then decoded at the smallest scale (1/2, 1/4, 1/8) that keeps it at least this large
+    data:bytes|None=None, # The file's bytes, if already read (an object of a store, say): decoded from memory, `path` only named
 )->Image.Image: # Fully decoded, EXIF-oriented RGB
     "Decode `path` to an 8-bit RGB image as displayed; raise `ImageError` naming the file if it cannot be used."
-    with _open(path) as im:
+    with _open(path, data) as im:
         if im.mode == 'F': raise _refuse(path, '32-bit float pixels have no agreed range; convert the file to 8 or 16 bits')
         o = _orientation(im)
         if draft and im.format == 'JPEG': im.draft(im.mode, draft)  # libjpeg's DCT scaling: far less work than a full decode
@@ -217,7 +218,7 @@ def check_whole(
     if head.startswith(b'\x89PNG'):
         if PNG_IEND in (Path(path).read_bytes() if data is None else data): return  # more than `TAIL` bytes appended after IEND
         raise _refuse(path, 'cut short: a PNG without its IEND chunk (a copy that failed?); copy the file again')
-    load_rgb(path, draft=(1, 1))  # something after the end marker, or a file cut short: the decoder says which
+    load_rgb(path, draft=(1, 1), data=data)  # something after the end marker, or a file cut short: the decoder says which
 
 # %% ../nbs/03_images.ipynb #06bdd635
 def crop_to_multiple(

@@ -4,9 +4,9 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, re, shlex, sys, unicodedata
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, time, unicodedata
+from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Iterator
@@ -20,18 +20,22 @@ from .core import (UnreadableFile, is_inside, open_regular, read_regular, Imgpre
                           printable, shown, validate_image_id)
 from .kinds import T5_MASK_LEN
 from .buckets import ratio_warning
-from .images import ImageError, check_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
+from .images import TAIL, ImageError, check_whole, ends_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
+from .storage import Store, is_transient, is_url, local_path, shown_url, store_error
 
 # %% auto #0
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
-           'COUNTERS', 'DATASET_COUNTERS', 'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix',
-           'image_id_for', 'OutsideRoot', 'inspect_image', 'decode_text', 'read_caption', 'caption_from_filename',
+           'OBJECT_THREADS', 'BYTES_IN_FLIGHT', 'RETRIES', 'BLOCK', 'COUNTERS', 'DATASET_COUNTERS', 'SEEN',
+           'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for', 'OutsideRoot',
+           'inspect_data', 'inspect_image', 'decode_text', 'read_caption', 'caption_text', 'caption_from_filename',
            'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out',
            'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
-           'dataset_candidates', 'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over',
-           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'ingest',
-           'default_images_root', 'next_command', 'ingest_parser', 'main']
+           'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source', 'store_source',
+           'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object', 'file_token',
+           'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records', 'carry_over',
+           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'source_candidates',
+           'ingest', 'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -71,6 +75,20 @@ def _read_whole(
         while b := f.read(1 << 20): h.update(b)
         return None, h.hexdigest()
 
+def inspect_data(
+    name:str|Path, # The file or object, named in errors; a file is read again from here only when `data` is None
+    data:bytes|None, # Its bytes, whole; None for a file too large to hold
+    sha:str, # The SHA-256 of every byte
+    decode:bool=False, # As in `inspect_image`
+    ends:bool=True, # Check that a JPEG or PNG is not cut short (`check_whole`); False when `data` is only a first block
+)->dict: # sha256, width, height (as displayed), animated
+    "What ingest needs of an image whose bytes were read and hashed: header, animation and ends, parsed from those bytes."
+    w,h = image_size(name, data)
+    animated = os.path.splitext(str(name))[1].lower() in ANIMATABLE and is_animated(name, data)
+    if decode: load_rgb(name, data=data)
+    elif ends: check_whole(name, data)
+    return dict(sha256=sha, width=w, height=h, animated=animated)
+
 def inspect_image(
     path:str|Path, # Image file
     decode:bool=False, # Also decode every pixel (finds damage inside the pixel data; slow); without it a JPEG or PNG cut short is still found
@@ -83,11 +101,7 @@ def inspect_image(
     except UnreadableFile as e:
         if e.reason == 'outside_root': raise OutsideRoot(str(e)) from None
         raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
-    w,h = image_size(path, data)
-    animated = os.path.splitext(path)[1].lower() in ANIMATABLE and is_animated(path, data)
-    if decode: load_rgb(path)
-    else: check_whole(path, data)
-    return dict(sha256=sha, width=w, height=h, animated=animated)
+    return inspect_data(path, data, sha, decode)
 
 # %% ../nbs/04_ingest.ipynb #4047461b
 CAPTION_EXTS = ('.txt', '.caption')
@@ -113,8 +127,15 @@ def read_caption(
     root:str|Path|None=None, # The source folder: the caption's real path must lie inside it
 )->str:
     "The caption in `path`, decoded (see `decode_text`) and stripped; `UnreadableFile` when it may not be read or holds NUL characters."
-    s = decode_text(read_regular(path, root, CAPTION_MAX), path)
-    if '\x00' in s: raise UnreadableFile('nul_text', f'{path}: holds NUL characters (UTF-16 saved without a byte-order mark?); save it as UTF-8')
+    return caption_text(read_regular(path, root, CAPTION_MAX), path)
+
+def caption_text(
+    raw:bytes, # The bytes of a caption file or object
+    name:str|Path, # It, named in the warning or refusal
+)->str:
+    "`raw` decoded (see `decode_text`) and stripped; `UnreadableFile` when it holds NUL characters."
+    s = decode_text(raw, name)
+    if '\x00' in s: raise UnreadableFile('nul_text', f'{name}: holds NUL characters (UTF-16 saved without a byte-order mark?); save it as UTF-8')
     return s.strip()
 
 def caption_from_filename(
@@ -175,14 +196,16 @@ class Candidate:
     path: str|Path # The file
     caption: str|None # None: no caption at all
     where: str # What to name in warnings (the file, or the metadata row)
+    token: list|None = None # What changes when its bytes do (`file_token`, or an object's size and etag); None: not known yet
 
 def detect_format(
     src:str|Path, # Source directory
+    names:dict|set|None=None, # The names under it, when it is a store's directory (its listing)
 )->str:
     "'dataset', 'metadata' or 'folder', from what `src` holds."
-    src = Path(src)
-    if any((src/m).is_file() for m in DATASET_MARKERS): return 'dataset'
-    if any((src/m).is_file() for m in METADATA_NAMES): return 'metadata'
+    has = (lambda m: m in names) if names is not None else (lambda m: (Path(src)/m).is_file())
+    if any(map(has, DATASET_MARKERS)): return 'dataset'
+    if any(map(has, METADATA_NAMES)): return 'metadata'
     return 'folder'
 
 # %% ../nbs/04_ingest.ipynb #7dcb87e8
@@ -236,6 +259,19 @@ def folder_candidates(
             if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, shown(p)))
     return out
 
+# %% ../nbs/04_ingest.ipynb #i0jsonlrows
+class _Named(os.PathLike):
+    "A local copy of an object: opened from the copy, named by the object's URL in messages."
+    def __init__(self, local:str, name:str): self.local,self.name = local,name
+    def __fspath__(self): return self.local
+    def __str__(self): return self.name
+
+def _jsonl_rows(name:str, raw:bytes)->list:
+    "The rows of a metadata.jsonl read from a store, through `iter_jsonl` (its warnings name the object)."
+    with tempfile.NamedTemporaryFile(suffix='.jsonl') as f:
+        f.write(raw); f.flush()
+        return [r for _,r in iter_jsonl(_Named(f.name, name))]
+
 # %% ../nbs/04_ingest.ipynb #db603767
 def csv_text(
     path:Path, # The file, named in the error
@@ -248,15 +284,18 @@ def csv_text(
         raise ImgprepError(f'{path}: not {name} text (byte {raw[e.start]:#04x} at offset {e.start}; Latin-1?); save it as UTF-8') from None
 
 def read_metadata(
-    path:Path, # metadata.jsonl, .csv or .parquet
+    path:Path|str, # metadata.jsonl, .csv or .parquet (or its URL, when `raw` is given)
     root:Path|None=None, # The source folder: the file's real path must lie inside it
+    raw:bytes|None=None, # Its bytes, when already read from a store: `path` is then only named
 )->list: # One dict per row
     "The rows of an imagefolder metadata file (a regular file inside `root`); `ImgprepError` naming it when it cannot be parsed."
-    if path.suffix == '.jsonl':
+    suffix = os.path.splitext(str(path))[1]
+    if suffix == '.jsonl':
+        if raw is not None: return _jsonl_rows(str(path), raw)
         os.close(open_regular(path, root)[0])  # refuses a FIFO or a link out before iter_jsonl opens it
         return [r for _,r in iter_jsonl(path)]
-    raw = read_regular(path, root)
-    if path.suffix == '.csv':
+    if raw is None: raw = read_regular(path, root)
+    if suffix == '.csv':
         try: return list(csv.DictReader(io.StringIO(csv_text(path, raw), newline='')))
         except csv.Error as e: raise ImgprepError(f'{path}: not a readable CSV file ({e})') from None
     import pyarrow as pa, pyarrow.parquet as pq
@@ -396,6 +435,206 @@ def assign_splits(
         val |= set(sorted((i for i in ids if i not in val), key=split_hash)[:max(0, n-len(val))])
     return {i: 'val' if i in val else 'train' for i in ids}
 
+# %% ../nbs/04_ingest.ipynb #i0bucketsrc
+OBJECT_THREADS = 16 # Objects of a store read at once: the time is the network's, so threads rather than processes
+BYTES_IN_FLIGHT = 256 << 20 # Most bytes of objects being read at once (a larger object is read alone)
+RETRIES = 3 # Tries of a read that meets a transient error (a connection lost, a timeout) before the run stops
+BLOCK = 1 << 20 # Bytes per read of an object over `WHOLE_FILE_MAX`, which is streamed rather than held
+
+@dataclass
+class Source:
+    "Where ingest reads: a local folder, or a directory of a store with the listing of its objects."
+    src: Path|str # The folder, or the directory's URL (`shown_url`)
+    root: Path|str # The images root: every `image_path` is relative to it
+    fmt: str # 'folder', 'metadata' or 'dataset'
+    store: Store|None = None # The store, for a URL
+    listing: dict|None = None # Path relative to `src` -> `size` and `etag`, of every object under it
+
+    @property
+    def key(self)->str: return shown_url(self.root) if self.store else os.path.abspath(self.root)
+    @property
+    def prefix(self)->str: return '' if self.src == self.root else self.src[len(self.root)+1:] + '/'
+
+def folder_source(
+    src:Path, # A local folder
+    output:Path, # The output JSONL
+    images_root:str|Path|None=None, # As given to `ingest`
+    input_format:str='auto', # As given to `ingest`
+)->Source:
+    "The local folder `src`, its form and its images root; refused in one line when they cannot be used."
+    if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
+    fmt = detect_format(src) if input_format == 'auto' else input_format
+    root = local_path(images_root, '--images-root', 'a local source has a local images root')
+    root = root if root is not None else (output.parent if fmt == 'dataset' else src)
+    if fmt != 'dataset' and not root.is_dir(): raise FileNotFoundError(f'{root}: --images-root does not exist')
+    if fmt != 'dataset' and os.path.commonpath([os.path.abspath(root), os.path.abspath(src)]) != os.path.abspath(root):
+        raise ImgprepError(f'{src} is not inside --images-root {root}; image paths must be relative to it')
+    return Source(src, root, fmt)
+
+def store_source(
+    src:str, # The URL of the photos' directory
+    images_root:str|None=None, # A URL prefix holding `src`; default `src`
+    input_format:str='auto', # As given to `ingest`
+    storage_options:str|dict|None=None, # See `storage.parse_options`
+)->Source:
+    "The store's directory `src` with its listing (no object read); refused in one line when it cannot be used."
+    store = Store(src, storage_options)
+    url = shown_url(store.url)
+    root = url if images_root is None else shown_url(str(images_root)).rstrip('/')
+    if not is_url(root) or not (url + '/').startswith(root + '/'):
+        raise ImgprepError(f'--images-root {shown_url(str(images_root))}: give a URL prefix holding {url}; image paths are relative to it')
+    if input_format == 'dataset': raise ImgprepError(_NO_DATASET.format(url))
+    listing = store.listing()
+    fmt = detect_format(url, listing) if input_format == 'auto' else input_format
+    if fmt == 'dataset': raise ImgprepError(_NO_DATASET.format(url))
+    return Source(url, root, fmt, store, listing)
+
+_NO_DATASET = '{}: a saved dataset is read from a local folder only; copy it down (aws s3 sync, gcloud storage rsync) and ingest that folder'
+
+# %% ../nbs/04_ingest.ipynb #i0bucketcands
+def _retried(
+    store:Store, # The store read
+    rel:str, # The object read, named in the error
+    read, # Does the reading: called again after a transient error
+):
+    "`read()`, tried `RETRIES` times with a short backoff when the error is the network's; else one line (`StoreError`, exit status 1)."
+    for i in range(RETRIES):
+        try: return read()
+        except (FileNotFoundError, ImgprepError): raise
+        except Exception as e:
+            if is_transient(e) and i < RETRIES - 1: time.sleep(0.25 * 2**i); continue
+            err = store_error(e, store.url_of(rel), store.opts)
+            err.exit_status = 1  # a failed run, not a bad argument: the same command finishes once the store answers
+            raise err from None
+
+def _get(s:Source, rel:str)->bytes:
+    "The object `rel` of `s`, whole, in one GET."
+    return _retried(s.store, rel, lambda: s.store.fs.cat_file(s.store.path_of(rel)))
+
+def _token(s:Source, rel:str)->list: return [s.listing[rel]['size'], s.listing[rel]['etag']]
+def _hidden(rel:str)->bool: return any(p.startswith('.') for p in rel.split('/'))
+
+def listed_candidates(
+    s:Source, # From `store_source`
+    caption_exts:tuple=CAPTION_EXTS, # Sidecar extensions, first found wins
+)->list: # (`Candidate` without its caption, the sidecar's path relative to `src` or None)
+    "Every image object of the listing with its sidecar caption object, by the folder's rules: hidden names skipped, first extension wins."
+    out = []
+    for rel in s.listing:
+        stem,ext = os.path.splitext(rel)
+        if _hidden(rel) or ext.lower() not in IMAGE_EXTS: continue
+        side = next((stem+e for e in caption_exts if stem+e in s.listing), None)
+        out.append((Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
+    return out
+
+def _object_caption(s:Source, rel:str)->str|UnreadableFile:
+    "The caption in the object `rel`, or the `UnreadableFile` that says why it cannot be one."
+    name = shown_url(s.store.url_of(rel))
+    if s.listing[rel]['size'] > CAPTION_MAX: return UnreadableFile('too_large', f'{name}: over {CAPTION_MAX} bytes, not a caption')
+    try: return caption_text(_get(s, rel), name)
+    except FileNotFoundError: return UnreadableFile('missing', f'{name}: gone since it was listed')
+    except UnreadableFile as e: return e
+
+# %% ../nbs/04_ingest.ipynb #i0bucketcaps
+def object_captions(
+    s:Source, # From `store_source`
+    pairs:list, # From `listed_candidates`
+    counts:Counter, # Gets `bad_caption` (and `found`) for a caption that cannot be read as text
+    memory:dict|None=None, # What an earlier run remembered (`read_seen`): a caption object with the same token is not read again
+    remember:dict|None=None, # Gets an entry per caption object read or remembered, for `write_seen`
+)->list: # The candidates with their captions
+    "Each candidate with the caption of its sidecar object: remembered by its token, else read, `OBJECT_THREADS` at a time."
+    memory,remember = memory or {},{} if remember is None else remember
+    keys = {side: s.prefix + side for _,side in pairs if side}
+    known = {side: memory[k]['caption'] for side,k in keys.items()
+             if (e := memory.get(k)) and 'caption' in e and None not in _token(s, side) and e['token'] == _token(s, side)}
+    todo = [side for side in keys if side not in known]
+    with ThreadPoolExecutor(OBJECT_THREADS) as ex: got = dict(zip(todo, ex.map(lambda side: _object_caption(s, side), todo)))
+    out = []
+    for c,side in pairs:
+        if side is not None:
+            cap = known[side] if side in known else got[side]
+            if isinstance(cap, UnreadableFile): left_out(counts, 'bad_caption', c.where, f'its caption {cap}'); continue
+            c.caption = cap
+            remember[keys[side]] = dict(path=keys[side], token=_token(s, side), caption=cap)
+        out.append(c)
+    return out
+
+def listed_metadata_candidates(
+    s:Source, # From `store_source`, with a metadata file at the top of its listing
+    caption_column:str='text', # Column holding the caption
+    counts:Counter=None, # Gets `bad_path`, `missing_image`
+)->list:
+    "The objects a store's metadata file names, with their captions; rows naming no object under `src` are counted and left out."
+    name = next((m for m in METADATA_NAMES if m in s.listing), None)
+    if name is None: raise ImgprepError(f'{s.src}: holds none of {", ".join(METADATA_NAMES)}; drop --input-format metadata or add one')
+    url,out = shown_url(s.store.url_of(name)),[]
+    for i,row in enumerate(read_metadata(url, raw=_get(s, name)), 1):
+        fn,where = row.get('file_name'),f'{url}:{i}'
+        rel = posixpath.normpath(fn) if isinstance(fn, str) and fn.strip() else None
+        if rel is None or rel.startswith(('/', '../')) or rel in ('.', '..'):
+            counts.update(('found', 'bad_path'))
+            logger.warning(f'{where}: bad_path: file_name {fn!r} is not an object inside {s.src}; row left out')
+        elif rel not in s.listing:
+            counts.update(('found', 'missing_image'))
+            logger.warning(f'{where}: missing_image: {shown_url(s.store.url_of(rel))} does not exist; row left out')
+        else:
+            cap = row.get(caption_column)
+            out.append(Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
+    return out
+
+# %% ../nbs/04_ingest.ipynb #i0bucketread
+def _stream(s:Source, rel:str)->tuple: # (first block, SHA-256 of every byte, last `TAIL` bytes)
+    "Read a large object once, in blocks of `BLOCK`, keeping only its ends and its hash."
+    h,head,tail = hashlib.sha256(),b'',b''
+    with s.store.fs.open(s.store.path_of(rel), 'rb', block_size=BLOCK) as f:
+        while b := f.read(BLOCK):
+            h.update(b); head = head or b; tail = (tail + b)[-TAIL:]
+    return head, h.hexdigest(), tail
+
+def inspect_object(
+    s:Source, # From `store_source`
+    c:Candidate, # An object of its listing
+    decode:bool=False, # As in `inspect_image` (an object is then read whole whatever its size: decoding holds far more than its bytes)
+)->dict: # As `inspect_image`
+    "`inspect_image` of an object: every byte read once, in one GET (streamed in blocks over `WHOLE_FILE_MAX`), hashed and parsed."
+    name = shown_url(s.store.url_of(c.path))
+    try:
+        if decode or c.token[0] <= WHOLE_FILE_MAX:
+            data = _get(s, c.path)
+            return inspect_data(name, data, hashlib.sha256(data).hexdigest(), decode)
+        head,sha,tail = _retried(s.store, c.path, lambda: _stream(s, c.path))
+        try:
+            if ends_whole(head[:8], tail) is not False: return inspect_data(name, head, sha, ends=False)
+        except ImageError: pass
+        return inspect_data(name, _get(s, c.path), sha)  # a header past the first block, or an unusual end: the whole object decides
+    except FileNotFoundError: raise ImageError(f'{c.where}: no such object (gone since it was listed)') from None
+    except ImageError as e: raise ImageError(f'{c.where}: {str(e).removeprefix(shown(name) + ": ")}') from None
+
+def _object_one(s:Source, c:Candidate, decode:bool):
+    "`inspect_object`, its `ImageError` returned rather than raised; running out of memory is raised."
+    try: return inspect_object(s, c, decode)
+    except ImageError as e: return e
+    except MemoryError as e: stop_if_out_of_memory(e, c.where, 'reading')
+
+def _object_infos(
+    s:Source, # From `store_source`
+    cands:list, # Candidates of its listing
+    decode:bool=False, # As in `inspect_image`
+    threads:int=OBJECT_THREADS, # Objects read at once
+    max_bytes:int=BYTES_IN_FLIGHT, # Most bytes of the objects being read at once
+)->Iterator:
+    "`inspect_object` of each candidate (or its `ImageError`) in order, `threads` at a time, at most `max_bytes` in flight."
+    ex,window,held = ThreadPoolExecutor(threads),deque(),0
+    try:
+        for c in cands:
+            while window and (len(window) >= 2*threads or held + c.token[0] > max_bytes):
+                f,n = window.popleft(); held -= n
+                yield f.result()
+            window.append((ex.submit(_object_one, s, c, decode), c.token[0])); held += c.token[0]
+        while window: yield window.popleft()[0].result()
+    finally: ex.shutdown(cancel_futures=True)  # stopped early (the store gone, Ctrl-C): reads not yet started are dropped
+
 # %% ../nbs/04_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'odd_ratio', 'long_caption', 'empty_caption', 'caption_from_filename',
@@ -411,6 +650,60 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
         return None
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
+
+# %% ../nbs/04_ingest.ipynb #i0seen
+SEEN = '.seen.ingest.json' # Suffix of the file beside the output that remembers what inspecting each image found
+_IMAGE_ENTRY = {'path': str, 'token': list, 'sha256': str, 'width': int, 'height': int, 'animated': bool, 'decoded': bool}
+_CAPTION_ENTRY = {'path': str, 'token': list, 'caption': str}
+
+def file_token(
+    path:str|Path, # A file
+)->list|None: # None when it cannot be read
+    "What changes whenever the file is written: size, modification and change times (ns), inode, as git's index keeps them."
+    try: st = os.stat(path)
+    except OSError: return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+def remembered(
+    entry:dict|None, # What an earlier run found for this path (`read_seen`)
+    token:list|None, # The path's token now
+    decode:bool=False, # This run decodes every image
+)->dict|None:
+    "`entry` when it was found from the same bytes (same token, nothing unknown in it) and, for `decode`, by a full decode; else None."
+    if entry is None or 'sha256' not in entry or token is None or None in token or entry['token'] != token: return None
+    return entry if entry['decoded'] or not decode else None
+
+def seen_path(output:str|Path)->Path: return Path(output).with_name(Path(output).name + SEEN)
+
+def _fits(e)->bool:
+    "Whether `e` is an entry as `write_seen` writes them (types exact: a bool is not an int here)."
+    kind = _CAPTION_ENTRY if isinstance(e, dict) and 'caption' in e else _IMAGE_ENTRY
+    return isinstance(e, dict) and e.keys() == kind.keys() and all(type(e[k]) is t for k,t in kind.items())
+
+def read_seen(
+    output:str|Path, # The output JSONL
+    source:str, # The images root it was made from (`Source.key`)
+)->dict: # path -> entry
+    "What the last run over `source` remembered beside `output`; nothing when the file is missing, malformed or of another source."
+    try: lines = read_regular(seen_path(output)).splitlines()
+    except (UnreadableFile, OSError): return {}
+    try: head,entries = json.loads(lines[0]),[json.loads(l) for l in lines[1:]]
+    except (ValueError, IndexError): return {}
+    if head != {'source': source, 'version': 1} or not all(map(_fits, entries)): return {}
+    return {e['path']: e for e in entries}
+
+def write_seen(
+    output:str|Path, # The output JSONL, already written
+    source:str, # As for `read_seen`
+    entries:dict, # path -> entry, of this run
+)->Path:
+    "Remember `entries` beside `output`: atomically, after the output, and only when they change."
+    lines = [{'source': source, 'version': 1}, *(entries[k] for k in sorted(entries))]
+    p,data = seen_path(output),b''.join(json.dumps(o, sort_keys=True).encode('ascii') + b'\n' for o in lines)  # escapes survive any name
+    try: same = read_regular(p) == data
+    except (UnreadableFile, OSError): same = False
+    if not same: atomic_write_bytes(p, data)
+    return p
 
 # %% ../nbs/04_ingest.ipynb #i0inspect
 PARALLEL_MIN = 256 # Fewer images than this are read in this process: starting workers would cost more
@@ -439,9 +732,24 @@ def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
         for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode), repeat(root)): yield from res
     finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
 
-def _inspected(cands:list, decode:bool, workers:int, root:str|None=None)->Iterator:
-    "`(candidate, info or ImageError)` in order; with `workers` > 1, worker processes read, hash and parse the files."
-    return zip(cands, _infos([str(c.path) for c in cands], decode, workers, root))
+def _inspected(
+    cands:list, # `Candidate`s
+    decode:bool, # As in `inspect_image`
+    workers:int, # Processes reading files
+    root:str|None=None, # As in `inspect_image`
+    source:Source|None=None, # A store's source: its objects are read by `_object_infos`
+    memory:dict|None=None, # What an earlier run found (`read_seen`): a path whose token is the same is not read again
+)->Iterator:
+    "`(candidate, entry or ImageError)` in order: remembered for an unchanged path, else read (files by `workers` processes, objects by threads)."
+    memory,store = memory or {},source is not None and source.store is not None
+    if not store:
+        for c in cands: c.token = file_token(c.path)
+    known = [remembered(memory.get(c.rel), c.token, decode) for c in cands]
+    todo = [c for c,k in zip(cands, known) if k is None]
+    fresh = _object_infos(source, todo, decode) if store else _infos([str(c.path) for c in todo], decode, workers, root)
+    for c,k in zip(cands, known):
+        info = k if k is not None else next(fresh)
+        yield c, info if k is not None or isinstance(info, ImageError) else dict(path=c.rel, token=c.token, **info, decoded=decode)
 
 # %% ../nbs/04_ingest.ipynb #i0check
 def check_candidates(
@@ -453,6 +761,9 @@ def check_candidates(
     progress_every:int=1000, # Progress line to stderr every this many images (0: never)
     workers:int=2, # Processes reading images (1: this process)
     root:str|Path|None=None, # The source folder: an image whose real path lies outside it is counted `outside_root`, unread
+    source:Source|None=None, # A store's source, whose objects are read in threads
+    memory:dict|None=None, # What an earlier run found (`read_seen`): unchanged paths are not read again
+    remember:dict|None=None, # Gets an entry per image inspected without error, for `write_seen`
 )->list: # Stage 1 records without `split`, in path order
     "Read each candidate's header and bytes and keep the usable ones as records."
     seen,recs,todo = {},[],[]
@@ -462,7 +773,7 @@ def check_candidates(
     caps = dict((id(c), cap) for c,cap in todo)
     progress = Progress(progress_every, lambda: f'progress: {progress.n} images read, {len(recs)} kept',
                         lambda s: print(s, file=sys.stderr, flush=True))
-    for c,info in _inspected([c for c,_ in todo], decode, workers, None if root is None else str(root)):
+    for c,info in _inspected([c for c,_ in todo], decode, workers, None if root is None else str(root), source, memory):
         progress.tick()
         if isinstance(info, OutsideRoot):
             counts['outside_root'] += 1
@@ -472,6 +783,7 @@ def check_candidates(
             counts['corrupt_image'] += 1
             logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
             continue
+        if remember is not None: remember[c.rel] = info
         if (first := seen.get(info['sha256'])) is not None:
             counts['duplicate_image'] += 1
             logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
@@ -506,7 +818,7 @@ def carry_over(
     "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`."
     return prev if prev is not None and all(prev.get(k) == v for k,v in rec.items()) else rec
 
-def _named(r:dict, root:Path)->str: return shown(root/r['image_path'])
+def _named(r:dict, root:Path|str)->str: return f"{root}/{r['image_path']}" if is_url(root) else shown(root/r['image_path'])
 
 def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
     "Count and name the images whose bytes changed under the same path since the earlier output."
@@ -556,21 +868,22 @@ def is_ingest_output(
 
 def check_output(
     output:Path, # The output JSONL
-    src:Path, # The source folder
+    src:Path|str, # The source folder (or URL)
 ):
     "Refuse an `output` that exists and is not an earlier ingest output: a source photo, the source's metadata file, any other file."
     if not os.path.lexists(output): return
-    meta = output.parent.resolve() == src.resolve() and output.name in METADATA_NAMES
+    meta = not is_url(src) and output.parent.resolve() == Path(src).resolve() and output.name in METADATA_NAMES
     if meta or not is_ingest_output(output):
         raise ImgprepError(f'--output {output} exists and is not an imgprep_ingest output; ingest replaces no other file: choose another --output')
 
 # %% ../nbs/04_ingest.ipynb #i0note
 def write_note(
     output:Path, # The output JSONL
-    images_root:Path, # Its images root
+    images_root:Path|str, # Its images root (a URL for photos in a store)
 )->Path:
-    "Record `images_root`, absolute, beside `output` (atomically, and only when it changes), so Stage 2 finds the images by itself."
-    p,data = note_path(output),(json.dumps({'images_root': os.path.abspath(images_root)}) + '\n').encode('ascii')  # escapes survive any folder name
+    "Record `images_root`, absolute (a URL without its credentials), beside `output` (atomically, only when it changes), so Stage 2 finds the images."
+    root = shown_url(images_root) if is_url(images_root) else os.path.abspath(images_root)
+    p,data = note_path(output),(json.dumps({'images_root': root}) + '\n').encode('ascii')  # escapes survive any folder name
     try: same = read_regular(p, max_bytes=len(data)) == data
     except UnreadableFile: same = False
     if not same: atomic_write_bytes(p, data)
@@ -594,11 +907,27 @@ def _check_flags(input_format, missing_caption, val_count, val_fraction, workers
     if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
     if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
 
+# %% ../nbs/04_ingest.ipynb #i0sourcecands
+def source_candidates(
+    s:Source, # From `folder_source` or `store_source`
+    caption_exts:tuple, caption_column:str, image_column:str|None, dataset_split:str|None, # As given to `ingest`
+    counts:Counter, # Counters to update
+    memory:dict, # What an earlier run remembered (`read_seen`)
+    remember:dict, # Gets what this run reads of the store's caption objects
+)->list:
+    "The candidates of `s`, in its form: found in the folder or in the listing, or written out of a saved dataset."
+    if s.store is not None:
+        if s.fmt == 'metadata': return listed_metadata_candidates(s, caption_column, counts)
+        return object_captions(s, listed_candidates(s, caption_exts), counts, memory, remember)
+    if s.fmt == 'folder': return folder_candidates(s.src, s.root, caption_exts, skip=(s.root/DATASET_IMAGES,), counts=counts)
+    if s.fmt == 'metadata': return metadata_candidates(s.src, s.root, caption_column, counts)
+    return dataset_candidates(s.src, s.root, caption_column, image_column, dataset_split, counts)
+
 # %% ../nbs/04_ingest.ipynb #i0ingest
 def ingest(
-    src:str|Path, # A folder of images with sidecar captions, a folder with metadata.jsonl/.csv/.parquet, or a dataset saved with `save_to_disk`
-    output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write
-    images_root:str|Path|None=None, # Directory each record's `image_path` is relative to; default SRC (a saved dataset: the output's directory)
+    src:str|Path, # A folder (or a store's URL: s3://bucket/photos) of images with sidecar captions or with metadata.jsonl/.csv/.parquet, or a local dataset saved with `save_to_disk`
+    output:str|Path=f'data/derived/{JSONL_NAME}', # The Stage 1 JSONL to write (on this machine)
+    images_root:str|Path|None=None, # Directory each record's `image_path` is relative to; default SRC (a saved dataset: the output's directory); for a URL, a URL prefix holding SRC
     input_format:str='auto', # What SRC is: 'folder', 'metadata' or 'dataset'; 'auto' tells them apart by what SRC holds
     caption_exts:tuple=CAPTION_EXTS, # Sidecar caption extension, repeatable; the first found wins (folder form; default .txt then .caption)
     caption_column:str='text', # Caption column of a metadata file or a dataset
@@ -611,53 +940,49 @@ def ingest(
     t5_model:str|None=None, # T5 directory or cached hub id whose tokenizer counts long captions exactly (local files only); default: estimate, unless the default T5 is cached
     decode:bool=False, # Also decode every image fully, to find damage inside the pixel data (slow); a JPEG or PNG cut short is found without it
     progress_every:int=1000, # Progress line every this many images (0: never)
-    workers:int=2, # Processes reading, hashing and parsing images (1: no extra process)
+    workers:int=2, # Processes reading, hashing and parsing images (1: no extra process); a store's objects are read by threads instead
+    storage_options:str|None=None, # For a URL: fsspec options as JSON (an endpoint, credentials); default $IMGPREP_STORAGE_OPTIONS, else the store's own chain
 )->dict: # Counters (see `COUNTERS`), plus `caption_tokens` and `output` ('written' or 'unchanged')
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
-    src,output = Path(src),Path(output)
+    output = local_path(output, '--output', 'write the JSONL on this machine; the photos may stay where they are')
     _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side)
-    if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
-    fmt = detect_format(src) if input_format == 'auto' else input_format
-    root = Path(images_root) if images_root is not None else (output.parent if fmt == 'dataset' else src)
-    if fmt != 'dataset' and not root.is_dir(): raise FileNotFoundError(f'{root}: --images-root does not exist')
-    if fmt != 'dataset' and os.path.commonpath([os.path.abspath(root), os.path.abspath(src)]) != os.path.abspath(root):
-        raise ImgprepError(f'{src} is not inside --images-root {root}; image paths must be relative to it')
-    check_output(output, src)
+    s = store_source(src, images_root, input_format, storage_options) if is_url(src) else folder_source(Path(src), output, images_root, input_format)
+    check_output(output, s.src)
     output.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder (the Stage 2 base, too)
         fault('ingest')  # tests hold a run here, lock taken (`core.fault`)
-        counts = Counter(dict.fromkeys(COUNTERS, 0))
-        if fmt == 'folder': cands = folder_candidates(src, root, tuple(caption_exts), skip=(root/DATASET_IMAGES,), counts=counts)
-        elif fmt == 'metadata': cands = metadata_candidates(src, root, caption_column, counts)
-        else: cands = dataset_candidates(src, root, caption_column, image_column, dataset_split, counts)
+        counts,memory,remember = Counter(dict.fromkeys(COUNTERS, 0)),read_seen(output, s.key),{}
+        cands = source_candidates(s, tuple(caption_exts), caption_column, image_column, dataset_split, counts, memory, remember)
         tokenizer = load_tokenizer(t5_model) if cands else None
         recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers,
-                                            root if fmt == 'dataset' else src), counts, root)
-        if not counts['found']: logger.warning(nothing_found(src, fmt))
-        _flag_long(recs, tokenizer, counts, root)
+                                            None if s.store else s.root if s.fmt == 'dataset' else s.src, s, memory, remember), counts, s.root)
+        if not counts['found']: logger.warning(nothing_found(s.src, s.fmt))
+        _flag_long(recs, tokenizer, counts, s.root)
         prev = previous_records(output)
         splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
                                {k: r.get('split') for k,r in prev.items()})
         for r in recs: r['split'] = splits[r['image_id']]
         out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
-        _flag_changed(recs, prev, counts, root)
+        _flag_changed(recs, prev, counts, s.root)
         counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
         data = b''.join(dumps_record(r) for r in out)
         unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
         if not unchanged and recs: atomic_write_bytes(output, data)
-        if recs: write_note(output, root)
-        counts.update(written=len(recs), val=sum(s == 'val' for s in splits.values()))
+        if recs: write_note(output, s.root)
+        if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
+        counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
         counts['train'] = len(recs) - counts['val']
-        return {**{k: v for k,v in counts.items() if fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
-                'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': fmt}
+        return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
+                'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
 
 # %% ../nbs/04_ingest.ipynb #b87865ff
 def default_images_root(
     src:str|Path, # The source given to `ingest`
     output:str|Path, # The output JSONL
     input_format:str='auto', # As given to `ingest`
-)->Path:
-    "Where `image_path`s start when `--images-root` is not given: `src`, or for a saved dataset the output's directory."
+)->Path|str:
+    "Where `image_path`s start when `--images-root` is not given: `src` (a URL without its credentials), or for a saved dataset the output's directory."
+    if is_url(src): return shown_url(src).rstrip('/')
     fmt = detect_format(src) if input_format == 'auto' else input_format
     return Path(output).parent if fmt == 'dataset' else Path(src)
 
@@ -666,7 +991,7 @@ def next_command(
     images_root:str|Path, # Its images root
 )->str:
     "The line that tells the user what to run next."
-    return f'next: imgprep_stage2 --jsonl {shlex.quote(str(output))} --images-root {shlex.quote(str(images_root))}'
+    return f'next: imgprep_stage2 --jsonl {shlex.quote(str(output))} --images-root {shlex.quote(shown_url(str(images_root)))}'
 
 def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."

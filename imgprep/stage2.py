@@ -24,7 +24,7 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2R
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
 from .pool import Placement, Workers, open_workers, placement
-from .storage import local_path
+from .storage import is_url, local_path
 
 # %% auto #0
 __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
@@ -34,12 +34,13 @@ __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
     jsonl:str|Path, # A Stage 1 JSONL written by `imgprep_ingest`
-)->Path|None:
-    "The images root `imgprep_ingest` recorded beside the JSONL it wrote, resolved against the JSONL's directory; None when there is none."
+)->Path|str|None:
+    "The images root `imgprep_ingest` recorded beside the JSONL it wrote, resolved against the JSONL's directory (a URL as it is); None when there is none."
     p = Path(jsonl).with_name(Path(jsonl).name + '.ingest.json')
     try: d = json.loads(read_regular(p, max_bytes=1<<20))
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
+    if isinstance(root, str) and is_url(root): return root  # photos in a store: `Path` would fold its `//`
     return Path(jsonl).parent/root if isinstance(root, str) else None
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode

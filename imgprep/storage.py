@@ -15,7 +15,7 @@ from .core import ImgprepError, one_line
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub',
-           'local_path', 'StoreError', 'filesystem', 'store_error', 'Store']
+           'local_path', 'StoreError', 'filesystem', 'store_error', 'is_transient', 'Store']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -134,6 +134,13 @@ def store_error(
     else: why = f'{type(e).__name__}: {msg}'.rstrip(': ')
     return StoreError(f'{url}: {why}')
 
+# %% ../nbs/00b_storage.ipynb #st0transient
+def is_transient(
+    e:BaseException, # What the store's library raised
+)->bool:
+    "Whether `e` is the network's (the store not reached, a connection dropped, a timeout): the same request may succeed again."
+    return bool({c.__name__ for c in type(e).__mro__} & _CONNECTION)
+
 # %% ../nbs/00b_storage.ipynb #st0storeclass
 class Store:
     "A directory of an fsspec store: whole-object reads and writes relative to it, errors as one line (`store_error`)."
@@ -166,7 +173,9 @@ def info(self:Store, rel:str)->dict|None:
             if 'bucket' in str(e).lower(): raise
             return None
     if i.get('type') == 'directory': return None
-    return dict(size=i['size'], etag=i.get('ETag') or i.get('etag') or i.get('md5Hash') or i.get('mtime'))
+    return dict(size=i['size'], etag=_etag(i))
+
+def _etag(i:dict): return i.get('ETag') or i.get('etag') or i.get('md5Hash') or i.get('mtime')
 
 @patch
 def files(self:Store)->list:
@@ -225,3 +234,17 @@ def remove(self:Store, rel:str):
     with self.errors(rel):
         try: self.fs.rm_file(self.path_of(rel))
         except FileNotFoundError: pass
+
+# %% ../nbs/00b_storage.ipynb #st0listing
+@patch
+def listing(self:Store)->dict:
+    "Every object under the directory: relative path -> `size` and `etag`, sorted, from the listing alone (no object is read)."
+    with self.errors():
+        self.fs.invalidate_cache()
+        try: found = self.fs.find(self.root, detail=True)
+        except FileNotFoundError as e:
+            if 'bucket' in str(e).lower(): raise
+            return {}
+    n = len(self.root) + 1
+    return {p[n:]: dict(size=i['size'], etag=_etag(i)) for p,i in sorted(found.items())
+            if p.startswith(self.root + '/') and i.get('type') != 'directory'}
