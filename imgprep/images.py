@@ -177,9 +177,10 @@ def load_rgb(
     path:str|Path, # Image file
     background:tuple=(255, 255, 255), # RGB shown through transparent pixels
     draft:tuple|None=None, # (width, height) that is enough: a JPEG is then decoded at the smallest scale (1/2, 1/4, 1/8) that keeps it at least this large
+    data:bytes|None=None, # The file's bytes, when the caller has them already (fetched from a store): decoded from memory, `path` only names it
 )->Image.Image: # Fully decoded, EXIF-oriented RGB
     "Decode `path` to an 8-bit RGB image as displayed; raise `ImageError` naming the file if it cannot be used."
-    with _open(path) as im:
+    with _open(path, data) as im:
         if im.mode == 'F': raise _refuse(path, '32-bit float pixels have no agreed range; convert the file to 8 or 16 bits')
         o = _orientation(im)
         if draft and im.format == 'JPEG': im.draft(im.mode, draft)  # libjpeg's DCT scaling: far less work than a full decode
