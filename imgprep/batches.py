@@ -142,6 +142,17 @@ def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
     release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
     return out
 
+@patch
+def fetched(self:ImageFiles, indices:Iterable)->Iterator:
+    "(index, the bytes of its object, a message, or None for a local file): the objects of URL paths read ahead, in this process's own filesystem."
+    urls = [self.paths[i] for i in indices if is_url(str(self.paths[i]))]
+    if not urls:
+        yield from ((i, None) for i in indices)
+        return
+    fs,_ = filesystem(str(urls[0]), {**self.storage_options, 'skip_instance_cache': True})  # opened after the fork: never the parent's
+    get = lambda i: fetch_object(fs, str(self.paths[i]), self.storage_options) if is_url(str(self.paths[i])) else b''
+    for i,data in read_ahead(indices, get): yield i, data if is_url(str(self.paths[i])) else None
+
 # %% ../nbs/06_batches.ipynb #bafetch
 FETCH_AHEAD = 8 # objects fetched ahead of the decoder, by as many threads, in each decoding process
 FETCH_BYTES = 256 << 20 # most bytes fetched and not yet decoded in each decoding process (a larger photo still goes, alone)
@@ -201,17 +212,6 @@ def read_ahead(
             x,f = pending.popleft()
             yield x, f.result()
     finally: ex.shutdown(wait=False, cancel_futures=True)
-
-@patch
-def fetched(self:ImageFiles, indices:Iterable)->Iterator:
-    "(index, the bytes of its object, a message, or None for a local file): the objects of URL paths read ahead, in this process's own filesystem."
-    urls = [self.paths[i] for i in indices if is_url(str(self.paths[i]))]
-    if not urls:
-        yield from ((i, None) for i in indices)
-        return
-    fs,_ = filesystem(str(urls[0]), {**self.storage_options, 'skip_instance_cache': True})  # opened after the fork: never the parent's
-    get = lambda i: fetch_object(fs, str(self.paths[i]), self.storage_options) if is_url(str(self.paths[i])) else b''
-    for i,data in read_ahead(indices, get): yield i, data if is_url(str(self.paths[i])) else None
 
 # %% ../nbs/06_batches.ipynb #55bfa9de
 def host_copy(

@@ -400,8 +400,7 @@ def run_stage2(
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
                      t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options)
     _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root)
-    check_free_disk(lay.base, min_free_gb)
-    lay.base.mkdir(parents=True, exist_ok=True)
+    check_free_disk(lay.base, min_free_gb); lay.base.mkdir(parents=True, exist_ok=True)
     with run_lock(lay.base, run.part):
         planner,backup = _prepared(run, jsonl)
         need = estimate_writes(planner, backup)
