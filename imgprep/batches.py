@@ -298,9 +298,13 @@ def decoded(
 )->Iterator:
     "The batches; `RunFailed` naming the worker when one died (killed, out of memory)."
     try: yield from batches
-    except RuntimeError as e:
-        if 'DataLoader worker' not in str(e): raise
-        dead = [w for w in getattr(batches, '_workers', []) if w.exitcode not in (None, 0)]
+    except (RuntimeError, ConnectionError) as e:
+        if isinstance(e, RuntimeError) and 'DataLoader worker' not in str(e): raise
+        workers = getattr(batches, '_workers', [])
+        # a worker killed while handing over a batch resets the connection its tensors come through: wait a moment to see it dead
+        for w in workers if isinstance(e, ConnectionError) else []: w.join(timeout=2/len(workers))
+        dead = [w for w in workers if w.exitcode not in (None, 0)]
+        if isinstance(e, ConnectionError) and not dead: raise
         how = ', '.join(f'pid {w.pid}, exit code {w.exitcode}' for w in dead) or one_line(e, typed=False)
         raise RunFailed(f'an image decoding process died ({how}{", killed" if any(w.exitcode == -9 for w in dead) else ""}); '
                         'run the same command again to resume') from None
