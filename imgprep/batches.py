@@ -4,7 +4,9 @@
 
 # %% ../nbs/06_batches.ipynb #ba03imports
 from __future__ import annotations
-import ctypes, gc, os, threading
+import ctypes, gc, os, threading, time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Callable, Iterable, Iterator, Sequence
@@ -20,11 +22,13 @@ from .kinds import kind_of
 from .images import ImageMemoryError, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 from .pool import RunFailed, die_with_parent
+from .storage import StoreError, filesystem, is_url, shown_url, store_error
 
 # %% auto #0
-__all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'ImageBatch', 'release_freed_memory', 'ImageFiles', 'host_copy', 'overlapped',
-           'oom_fault_tries', 'launch_recovering', 'start_workers', 'decoded', 'default_workers', 'encode_images',
-           'encode_image_files', 'encode_captions']
+__all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'FETCH_AHEAD', 'FETCH_BYTES', 'FETCH_TRIES', 'ImageBatch',
+           'release_freed_memory', 'ImageFiles', 'StoreDown', 'image_problem', 'fetch_object', 'read_ahead',
+           'host_copy', 'overlapped', 'oom_fault_tries', 'launch_recovering', 'start_workers', 'decoded',
+           'default_workers', 'encode_images', 'encode_image_files', 'encode_captions']
 
 # %% ../nbs/06_batches.ipynb #a46de775
 @dataclass
@@ -46,9 +50,11 @@ def release_freed_memory():
     try: ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError): pass
 
+def _named(path)->str: return shown_url(path) if is_url(str(path)) else shown(path)
+
 def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
-    return msg if shown(path) in msg or str(path) in msg else f'{shown(path)}: {msg}'
+    return msg if _named(path) in msg or str(path) in msg else f'{_named(path)}: {msg}'
 
 MAX_BATCH_PIXELS = 16*2**20  # pixels in one batch: a 12 MP photo is a batch of one, 1 MP images batch up
 
@@ -68,7 +74,9 @@ class ImageFiles(torch.utils.data.IterableDataset):
                  max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in a batch (a larger image is a batch of one)
                  window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
                  wants:Sequence|None=None, # Per path, the kinds it is prepared for (default: every kind of `prepare`)
-                 draft:dict|None=None): # kind -> (width, height) it needs at least, for a JPEG decoded at reduced scale; None: full size
+                 draft:dict|None=None, # kind -> (width, height) it needs at least, for a JPEG decoded at reduced scale; None: full size
+                 storage_options:dict|None=None): # fsspec options for the paths that are URLs (`s3://bucket/photos/a.jpg`)
+        self.storage_options = storage_options or {}
         self.prepares = prepare if isinstance(prepare, dict) else {None: prepare}
         self.paths,self.batch_size,self.max_batch_pixels = list(paths),batch_size,max_batch_pixels
         self.window_pixels = window_pixels or 2*max_batch_pixels
@@ -81,8 +89,8 @@ class ImageFiles(torch.utils.data.IterableDataset):
         def batch(key):
             items = groups.pop(key)
             return ImageBatch([i for i,_,_ in items], torch.stack([x for _,x,_ in items]), [info for _,_,info in items], kind=key[0])
-        for i in range(len(self.paths))[w.id::w.num_workers] if w else range(len(self.paths)):
-            for kind,r in self._load(i):
+        for i,data in self.fetched(range(len(self.paths))[w.id::w.num_workers] if w else range(len(self.paths))):
+            for kind,r in self._load(i, data):
                 if isinstance(r, str):
                     yield ImageBatch(errors=[(i, kind, r)])
                     continue
@@ -114,11 +122,12 @@ def draft_size(self:ImageFiles, kinds:tuple)->tuple|None:
 
 # %% ../nbs/06_batches.ipynb #ba12load
 @patch
-def _load(self:ImageFiles, i:int)->list:
-    "[(kind, (pixels, info) or an error message)] for the kinds path `i` is wanted for; decoded once for all of them."
+def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
+    "[(kind, (pixels, info) or an error message)] for the kinds path `i` is wanted for; decoded once for all of them (from `data` when fetched)."
     kinds = self.wants[i]
+    if isinstance(data, str): return [(None, data)]  # the store had no such object, or refused it
     try:
-        img = load_rgb(self.paths[i], draft=self.draft_size(kinds))
+        img = load_rgb(self.paths[i], draft=self.draft_size(kinds), data=data)
         _note_decode(self.paths[i])
         fault('decode')  # test hook: a decoder killed (IMGPREP_STAGE2_FAULT=decode:n:KILL)
     except ImageMemoryError: raise  # not the file's fault: the run stops rather than count a good image as corrupt
@@ -132,6 +141,77 @@ def _load(self:ImageFiles, i:int)->list:
     del img
     release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
     return out
+
+@patch
+def fetched(self:ImageFiles, indices:Iterable)->Iterator:
+    "(index, the bytes of its object, a message, or None for a local file): the objects of URL paths read ahead, in this process's own filesystem."
+    urls = [self.paths[i] for i in indices if is_url(str(self.paths[i]))]
+    if not urls:
+        yield from ((i, None) for i in indices)
+        return
+    fs,_ = filesystem(str(urls[0]), {**self.storage_options, 'skip_instance_cache': True})  # opened after the fork: never the parent's
+    get = lambda i: fetch_object(fs, str(self.paths[i]), self.storage_options) if is_url(str(self.paths[i])) else b''
+    for i,data in read_ahead(indices, get): yield i, data if is_url(str(self.paths[i])) else None
+
+# %% ../nbs/06_batches.ipynb #bafetch
+FETCH_AHEAD = 8 # objects fetched ahead of the decoder, by as many threads, in each decoding process
+FETCH_BYTES = 256 << 20 # most bytes fetched and not yet decoded in each decoding process (a larger photo still goes, alone)
+FETCH_TRIES = 3 # tries of a fetch the store fails for a reason of its own, a short wait between them
+
+class StoreDown(StoreError, RunFailed):
+    "The store failed `FETCH_TRIES` times for one object: the run stops (exit status 1) with its work kept, and the same command resumes it."
+    exit_status = 1
+    def __init__(self, msg:str):
+        # torch's DataLoader raises a worker's error again with the worker's whole traceback as its message: keep our own line
+        line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
+        super().__init__(line.split('StoreDown: ', 1)[-1])
+
+_PROBLEMS = ((': refused: ', 'encode_failed'), (': no such object', 'missing_image'), (': access denied', 'unreadable_image'))
+
+def image_problem(
+    msg:str, # An error message of `encode_images`
+)->str:
+    "The counter of a file the encode step could not use: `missing_image`, `unreadable_image`, `encode_failed`, else `corrupt_image`."
+    return next((c for m,c in _PROBLEMS if m in msg), 'corrupt_image')
+
+def fetch_object(
+    fs, # The fsspec filesystem of this process
+    url:str, # The object's URL
+    options:dict|None=None, # The storage options (their secrets are masked in messages)
+    tries:int=FETCH_TRIES, # Tries before the store is given up on
+    wait:float=0.5, # Seconds before the second try, doubled before each next
+)->bytes|str: # The bytes, or the message of a missing or refused object (`image_problem` names its counter)
+    "The bytes of the object at `url`; `StoreDown` when the store fails every try for a reason that is not the object's."
+    for t in range(tries):
+        fault('fetch')  # test hook: IMGPREP_STAGE2_FAULT=fetch:n:STOP stops this process at its n-th fetch
+        try: return fs.cat_file(fs._strip_protocol(url))
+        except Exception as e: err = e
+        if isinstance(err, FileNotFoundError) and 'bucket' not in str(err).lower() or isinstance(err, PermissionError) or 'AccessDenied' in str(err):
+            return str(store_error(err, url, options))
+        if t + 1 < tries: time.sleep(wait * 2**t)
+    msg = str(store_error(err, url, options))
+    raise StoreDown(f'{msg} (tried {tries} times){"" if "run the same command again" in msg else "; run the same command again to resume"}')
+
+# %% ../nbs/06_batches.ipynb #bareadahead
+def read_ahead(
+    items:Iterable, # What to fetch, in order
+    fetch:Callable, # item -> bytes (or a message)
+    ahead:int=FETCH_AHEAD, # Fetches running or done and not yet taken, at most
+    max_bytes:int=FETCH_BYTES, # Bytes fetched and not yet taken: no new fetch starts above it
+)->Iterator: # (item, what `fetch` returned), in the order of `items`
+    "Each item with its bytes, the next ones fetched by `ahead` threads while the caller uses the current one."
+    ex,pending = ThreadPoolExecutor(ahead, thread_name_prefix='imgprep-fetch'),deque()
+    held = lambda: sum(len(f.result()) for _,f in pending if f.done() and f.exception() is None)
+    try:
+        for it in items:
+            while pending and (len(pending) >= ahead or held() >= max_bytes):
+                x,f = pending.popleft()
+                yield x, f.result()
+            pending.append((it, ex.submit(fetch, it)))
+        while pending:
+            x,f = pending.popleft()
+            yield x, f.result()
+    finally: ex.shutdown(wait=False, cancel_futures=True)
 
 # %% ../nbs/06_batches.ipynb #55bfa9de
 def host_copy(
@@ -218,9 +298,13 @@ def decoded(
 )->Iterator:
     "The batches; `RunFailed` naming the worker when one died (killed, out of memory)."
     try: yield from batches
-    except RuntimeError as e:
-        if 'DataLoader worker' not in str(e): raise
-        dead = [w for w in getattr(batches, '_workers', []) if w.exitcode not in (None, 0)]
+    except (RuntimeError, ConnectionError) as e:
+        if isinstance(e, RuntimeError) and 'DataLoader worker' not in str(e): raise
+        workers = getattr(batches, '_workers', [])
+        # a worker killed while handing over a batch resets the connection its tensors come through: wait a moment to see it dead
+        for w in workers if isinstance(e, ConnectionError) else []: w.join(timeout=2/len(workers))
+        dead = [w for w in workers if w.exitcode not in (None, 0)]
+        if isinstance(e, ConnectionError) and not dead: raise
         how = ', '.join(f'pid {w.pid}, exit code {w.exitcode}' for w in dead) or one_line(e, typed=False)
         raise RunFailed(f'an image decoding process died ({how}{", killed" if any(w.exitcode == -9 for w in dead) else ""}); '
                         'run the same command again to resume') from None
@@ -241,6 +325,7 @@ def encode_images(
     oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
     options:dict|None=None, # kind -> options of its encoder's `preparer` (the VAE's `resolution`); default: none
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when every kind it is wanted for needs less than its full size
+    storage_options:dict|None=None, # fsspec options for the paths that are URLs
 )->Iterator: # (index, kind, array or None, info dict with `tiled`, or error message)
     "Encode image files for several kinds at once, each file decoded once, in batches of one kind and shape; a failure is reported, not raised."
     paths = list(paths)
@@ -249,7 +334,7 @@ def encode_images(
     preparers = {k: e.preparer(**(options or {}).get(k, {})) for k,e in encoders.items()}
     draft = {k: e.input_size for k,e in encoders.items()} if reduced_decode else None
     nw,fault = default_workers() if num_workers is None else num_workers,oom_fault_tries(oom_fault)
-    files = ImageFiles(paths, preparers, batch_size, max_batch_pixels, window_pixels, wants, draft)
+    files = ImageFiles(paths, preparers, batch_size, max_batch_pixels, window_pixels, wants, draft, storage_options)
     cuda = any(e.device.type == 'cuda' for e in encoders.values())
     init = partial(_decoder_started, os.getpid(), threading.current_thread() is threading.main_thread()) if nw else None
     loader = torch.utils.data.DataLoader(files, batch_size=None, num_workers=nw, collate_fn=_identity, pin_memory=cuda, worker_init_fn=init)
@@ -264,7 +349,7 @@ def encode_images(
             no_fit = f'CUDA out of memory even one image at a time{" and tiled" if enc.can_tile else ""}'
             checked = enc.check(output()) if output else [(None, no_fit)]*n
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
-                out = {**info, 'tiled': tiled} if arr is not None else f'{shown(paths[i])}: refused: {why}'
+                out = {**info, 'tiled': tiled} if arr is not None else f'{_named(paths[i])}: refused: {why}'
                 if arr is None: logger.warning(f'{b.kind}: {out}')
                 yield i, b.kind, arr, out
     yield from overlapped(decoded(start_workers(loader)), start, finish)
@@ -279,11 +364,12 @@ def encode_image_files(
     window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
     oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
     reduced_decode:bool=False, # See `encode_images`
+    storage_options:dict|None=None, # fsspec options for the paths that are URLs
     **options, # Options of the encoder's `preparer` (the VAE's `resolution`); none: the encoder's own
 )->Iterator: # (index, array or None, info dict with `tiled`, or error message)
     "Encode image files with one encoder (`encode_images` for one kind)."
     for i,_,arr,info in encode_images({encoder.kind: encoder}, paths, None, batch_size, num_workers, max_batch_pixels, window_pixels,
-                                      oom_fault, {encoder.kind: options}, reduced_decode):
+                                      oom_fault, {encoder.kind: options}, reduced_decode, storage_options):
         yield i, arr, info
 
 # %% ../nbs/06_batches.ipynb #0a9f7a20

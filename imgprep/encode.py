@@ -13,7 +13,7 @@ import numpy as np
 
 from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .plan import Work
+from .plan import Work, named
 
 # %% auto #0
 __all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']
@@ -79,6 +79,7 @@ class EncodeSpec:
     max_batch_pixels:int|None = None # Pixels per image batch (None: the encoders' default)
     decode_workers:int|None = None # Processes decoding images for each encode step (None: `batches.default_workers()`)
     reduced_decode:bool = False # Decode a JPEG at reduced scale when only kinds that need less than its full size want it
+    storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
 
     def worker(self,
                device:str='auto', # Where it runs
@@ -159,7 +160,7 @@ class Encoding:
         "The arrays of `p`'s images (None for one that fails), returned instead of written."
         from imgprep.batches import encode_images
         out = [None]*len(p.paths)
-        for i,_,arr,_ in encode_images({p.kind: self.encoders[p.kind]}, p.paths, batch_size=1, num_workers=0): out[i] = arr
+        for i,_,arr,_ in encode_images({p.kind: self.encoders[p.kind]}, p.paths, batch_size=1, num_workers=0, storage_options=self.spec.storage_options): out[i] = arr
         return out
 
     def close(self):
@@ -169,7 +170,7 @@ class Encoding:
 # %% ../nbs/06b_encode.ipynb #b0images
 def _images(self:Encoding, works:list, done:Encoded):
     "The image kinds of `works`, each image decoded once for all of them."
-    from imgprep.batches import encode_images
+    from imgprep.batches import encode_images, image_problem
     image_kinds = {k: e for k,e in self.encoders.items() if kind_of(k).input == 'image'}
     todo = [w for w in works if set(w.kinds) & set(image_kinds)]
     if not todo: return
@@ -177,11 +178,13 @@ def _images(self:Encoding, works:list, done:Encoded):
     kw = dict(max_batch_pixels=self.spec.max_batch_pixels) if self.spec.max_batch_pixels else {}
     wants = [[k for k in w.kinds if k in image_kinds] for w in todo]
     for i,kind,arr,info in encode_images(image_kinds, [w.image for w in todo], wants, 1 if on_cpu else self.spec.batch_size,
-                                         self.spec.decode_workers, options={k: self.spec.options.get(k, {}) for k in image_kinds}, reduced_decode=self.spec.reduced_decode, **kw):
+                                         self.spec.decode_workers, options={k: self.spec.options.get(k, {}) for k in image_kinds}, reduced_decode=self.spec.reduced_decode,
+                                         storage_options=self.spec.storage_options, **kw):
         w = todo[i]
-        if arr is None: done.add(w, kind, 'encode_failed' if ': refused:' in info else 'corrupt_image', info)
-        elif kind_of(kind).spatial and info.get('resolution') == 'original' and tuple(info['original_size']) != tuple(w.size):
-            done.add(w, kind, 'size_mismatch', f'image is {info["original_size"][0]}x{info["original_size"][1]}, record says {w.size[0]}x{w.size[1]}')
+        if arr is None: done.add(w, kind, image_problem(info), info)
+        # a photo in a bucket is planned from its record's size (its header is not read): the decoded size is checked here
+        elif kind_of(kind).spatial and tuple(info['original_size']) != tuple(w.size):
+            done.add(w, kind, 'size_mismatch', f'{named(w.image)}: image is {info["original_size"][0]}x{info["original_size"][1]}, record says {w.size[0]}x{w.size[1]}')
         else: self.save(w, kind, arr, done, tiled=info.get('tiled', False) if image_kinds[kind].can_tile else None)
 
 def _captions(self:Encoding, works:list, done:Encoded):

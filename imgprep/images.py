@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import ExifTags, Image, UnidentifiedImageError
 from .core import ImgprepError, shown
+from .storage import is_url, shown_url
 
 # %% auto #0
 __all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'ImageError', 'ImageMemoryError', 'out_of_memory', 'stop_if_out_of_memory',
@@ -30,7 +31,8 @@ class ImageMemoryError(ImgprepError):
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
-def _refuse(path, why:str)->ImageError: return ImageError(f'{shown(path)}: {why}')
+def _named(path)->str: return shown_url(path) if is_url(str(path)) else shown(path)  # a photo fetched from a store is named by its URL
+def _refuse(path, why:str)->ImageError: return ImageError(f'{_named(path)}: {why}')
 
 def out_of_memory(
     e:BaseException, # Raised while decoding or preparing an image
@@ -45,7 +47,7 @@ def stop_if_out_of_memory(
 ):
     "Raise `ImageMemoryError` naming `path` when `e` is running out of memory; else do nothing, and `e` is the file's."
     if out_of_memory(e):
-        raise ImageMemoryError(f'{shown(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
+        raise ImageMemoryError(f'{_named(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
 
 @contextmanager
 def _open(
@@ -177,7 +179,7 @@ def load_rgb(
     path:str|Path, # Image file
     background:tuple=(255, 255, 255), # RGB shown through transparent pixels
     draft:tuple|None=None, # (width, height) that is enough: a JPEG is then decoded at the smallest scale (1/2, 1/4, 1/8) that keeps it at least this large
-    data:bytes|None=None, # The file's bytes, if already read (an object of a store, say): decoded from memory, `path` only named
+    data:bytes|None=None, # The file's bytes, when the caller has them already (fetched from a store): decoded from memory, `path` only names it
 )->Image.Image: # Fully decoded, EXIF-oriented RGB
     "Decode `path` to an 8-bit RGB image as displayed; raise `ImageError` naming the file if it cannot be used."
     with _open(path, data) as im:

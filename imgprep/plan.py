@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_plan.ipynb #a0imports
 from __future__ import annotations
-import hashlib, os
+import hashlib, os, posixpath
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,12 +21,13 @@ from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
+from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
-           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
-           'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+           'named', 'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of',
+           'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'stage2_run', 'list_objects', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -59,16 +60,30 @@ def _dir_inside(d:str, root:str)->bool:
 def resolve_image(
     image_path:str, # `image_path` of a record
     images_root:str|Path, # Directory image paths are relative to
-)->Path: # Absolute, normalised path inside `images_root`
+)->Path|str: # Absolute, normalised path inside `images_root` (a URL under a URL root)
     "Where the image of a record is; `BadRecord('bad_image_path')` if there is none or it escapes `images_root`, by its name or through links."
     if not isinstance(image_path, str) or not image_path.strip() or '\x00' in image_path:
         raise BadRecord('bad_image_path', f'image_path is {image_path!r}')
+    if is_url(images_root): return _object_url(image_path, images_root)
     root = os.path.abspath(images_root)
     p = os.path.normpath(os.path.join(root, image_path))
     if os.path.commonpath([root, p]) != root: raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {shown(root)}')
     if not _dir_inside(os.path.dirname(p), root) or (os.path.islink(p) and not is_inside(p, root)):  # a link (to a file or a directory) leading out
         raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {shown(root)} through a symbolic link (to {shown(os.path.realpath(p))})')
     return Path(p)
+
+def _object_url(image_path:str, root:str)->str:
+    "The URL of `image_path` under the URL `root`; `BadRecord` when it is absolute or climbs out with `..` (a key has no links to follow)."
+    rel = posixpath.normpath(image_path)
+    if image_path.startswith('/') or rel in ('.', '..') or rel.startswith('../'):
+        raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {shown_url(root)}')
+    return f'{root}/{rel}'
+
+def named(
+    image:str|Path, # An image file or an object's URL
+)->str:
+    "`image` as messages name it: a URL without its user part (`storage.shown_url`), a file as `core.shown` does."
+    return shown_url(image) if is_url(image) else shown(image)
 
 def check_record(
     rec:dict, # A Stage 1 or format v2 record
@@ -179,11 +194,12 @@ class Stage2Run:
     lay:Stage2Layout # The tree it writes
     kinds:tuple # Its kinds, in registration order (the VAE at each resolution among them)
     passes:tuple # From `parse_passes`
-    images_root:Path # Directory image paths are relative to (absolute)
+    images_root:Path|str # Directory image paths are relative to (absolute), or a URL such as s3://bucket/photos
     models:dict = field(default_factory=dict) # kind -> hub id or directory (default: the kind's; a derived kind: its parent's)
     options:dict = field(default_factory=dict) # kind -> its options, resolved (`Kind.run_options`)
     part:tuple|None = None # (I, N): only this part's records get `Work`
     placement:Placement = field(default_factory=Placement) # Engine, device, workers, GPUs and threads of the encode step
+    storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
 
     def computes(self, kind:str)->bool: return kind in self.passes
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
@@ -207,6 +223,7 @@ class Planner:
     empty:list = field(default_factory=list) # image_ids of the first empty captions
     written:Counter = field(default_factory=Counter) # kind -> arrays on disk from this run, counted as each is written
     loaded:set|None = None # Kinds whose model the run loaded (None: every kind it computes)
+    objects:dict|None = None # Of a URL images root: key under it -> size, from one listing made when first needed
 
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
@@ -306,13 +323,15 @@ def stage2_run(
     options:list|None=None, # `--option KIND.NAME=VALUE` entries
     resolutions:str|list|None=None, # `--resolutions`
     where:Placement|None=None, # From `pool.placement`
+    storage_options:str|dict|None=None, # `--storage-options` for a URL images root (None: `$IMGPREP_STORAGE_OPTIONS`)
     **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
 )->Stage2Run:
     "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
     kinds = with_resolutions(parse_kinds(kinds), resolutions)
     opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
-    return Stage2Run(lay, kinds, parse_passes(passes, kinds), Path(images_root).absolute(), run_models(kinds, models, **aliases),
-                     kind_options(kinds, options, **opts), parse_part(part), where or Placement())
+    root = str(images_root).rstrip('/') if is_url(str(images_root)) else Path(images_root).absolute()
+    return Stage2Run(lay, kinds, parse_passes(passes, kinds), root, run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
+                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {})
 
 # %% ../nbs/06a_plan.ipynb #5f693f4c
 @patch
@@ -323,7 +342,7 @@ def check(self:Planner, line:int, rec:dict)->Item:
     self.seen[iid] = line
     w,h = rec['width'], rec['height']
     if ratio_warning(w, h): self.counts['odd_ratio'] += 1
-    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({shown(image)})'))  # the warning names the photo too
+    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({named(image)})'))  # the warning names the photo too
     for k in self.kinds:
         if not kind_of(k).inline: continue
         a,why = inline_embedding(rec, k)
@@ -334,7 +353,11 @@ def check(self:Planner, line:int, rec:dict)->Item:
 # %% ../nbs/06a_plan.ipynb #df58c671
 @patch
 def image_readable(self:Planner, it:Item)->bool:
-    "Is the image of `it` a regular file inside the images root that this process may open? If not, flag it and say no."
+    "Is the image of `it` a regular file inside the images root that this process may open (an object in the listing of a URL root)? If not, flag it and say no."
+    if is_url(it.image):
+        if self.image_exists(it.image): return True
+        self.flag(it, 'missing_image', f'{shown_url(it.image)}: no such object in the store')
+        return False
     try: fd,_ = open_regular(it.image, root=self.images_root)
     except UnreadableFile as e:
         self.flag(it, 'missing_image' if e.reason == 'missing' else 'unreadable_image', str(e))
@@ -353,7 +376,8 @@ def forget(self:Planner, it:Item, kind:str):
 @patch
 def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     "How a spatial kind's bucket-mode array of `it` is cut from its image, or None (flagged) if it cannot be made."
-    try: w,h = image_size(it.image)
+    # an object's header would cost a round trip per record: its record's size is taken, and checked where the bytes are decoded
+    try: w,h = (it.rec['width'], it.rec['height']) if is_url(it.image) else image_size(it.image)
     except ImageError as e:
         self.flag(it, 'corrupt_image', str(e))
         return None
@@ -367,6 +391,29 @@ def stale(self:Planner, it:Item)->list:
     "The kinds of `it` made from another input than the record's now, unless an earlier encode step's note says it remade them."
     now = made_from(it.rec, self.kinds)
     return [k for k in stale_kinds(it.rec, self.kinds) if self.notes.get((k, it.image_id)) != now.get(k)]
+
+# %% ../nbs/06a_plan.ipynb #a0objects
+def list_objects(
+    url:str, # A URL images root, such as s3://bucket/photos
+    options:dict|None=None, # Its storage options
+)->dict: # Key relative to `url` -> size in bytes
+    "Every object under `url`, from one listing of its prefix; `StoreError` (one line naming the URL) when the store refuses."
+    st = Store(url, options)
+    with st.errors():
+        st.fs.invalidate_cache()
+        try: found = st.fs.find(st.root, detail=True)
+        except FileNotFoundError as e:
+            if 'bucket' in str(e).lower(): raise
+            return {}
+    n = len(st.root) + 1
+    return {p[n:]: i.get('size') for p,i in found.items() if p.startswith(st.root + '/') and i.get('type') != 'directory'}
+
+@patch
+def image_exists(self:Planner, image:str|Path)->bool:
+    "Whether the image file exists; for an object's URL, whether the listing of the images root (made once) holds it."
+    if not is_url(image): return os.path.isfile(image)
+    if self.objects is None: self.objects = list_objects(self.images_root, self.run.storage_options)
+    return image[len(self.images_root) + 1:] in self.objects
 
 # %% ../nbs/06a_plan.ipynb #a0needs
 @patch
@@ -571,12 +618,12 @@ def estimate_writes(
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
             n += planner.part is not None and mine
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
-            if mine and planner.needs(iid, rec, images): found['found' if os.path.isfile(image) else 'missing'] += 1
-            elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += os.path.isfile(image)  # a few images of done records: is the root right?
+            if mine and planner.needs(iid, rec, images): found['found' if planner.image_exists(image) else 'missing'] += 1
+            elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += planner.image_exists(image)  # a few images of done records: is the root right?
             for k in missing:
                 inline = kind_of(k).inline and inline_embedding(rec, k)[0] is not None
                 if not (planner.computes(k) or (inline and MIGRATE in planner.passes)): continue
-                if kind_of(k).input == 'image' and not inline and not os.path.isfile(image): continue
+                if kind_of(k).input == 'image' and not inline and not planner.image_exists(image): continue
                 out[k] += npy_bytes(k, rec, planner.options.get(k))
                 arrays += 1
             if planner.part is not None: continue

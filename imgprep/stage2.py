@@ -24,7 +24,7 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2R
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
 from .pool import Placement, Workers, open_workers, placement
-from .storage import is_url, local_path
+from .storage import is_url, local_path, shown_url
 
 # %% auto #0
 __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
@@ -34,14 +34,14 @@ __all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
     jsonl:str|Path, # A Stage 1 JSONL written by `imgprep_ingest`
-)->Path|str|None:
+)->Path|None:
     "The images root `imgprep_ingest` recorded beside the JSONL it wrote, resolved against the JSONL's directory (a URL as it is); None when there is none."
     p = Path(jsonl).with_name(Path(jsonl).name + '.ingest.json')
     try: d = json.loads(read_regular(p, max_bytes=1<<20))
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
-    if isinstance(root, str) and is_url(root): return root  # photos in a store: `Path` would fold its `//`
-    return Path(jsonl).parent/root if isinstance(root, str) else None
+    if not isinstance(root, str): return None
+    return root if is_url(root) else Path(jsonl).parent/root
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
 PARTS_DIR = '.imgprep_parts'
@@ -219,7 +219,7 @@ def inline_cosines(
         for _,rec in iter_jsonl(run.src):
             try: _,image = check_record(rec, run.images_root, run.kinds)
             except BadRecord: continue
-            if (v := inline_embedding(rec, kind)[0]) is not None and os.path.isfile(image): picks.append((str(image), v))
+            if (v := inline_embedding(rec, kind)[0]) is not None and run.image_exists(image): picks.append((str(image), v))
             if len(picks) == n: break
     if not picks: return []
     (_,got,_), = workers.map([Probe(kind, [p for p,_ in picks])])
@@ -240,7 +240,7 @@ def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_ro
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
         raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
-    if not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
+    if not is_url(images_root) and not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
 
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
     "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
@@ -273,7 +273,7 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
     if need['images_found'] == 0 and need['images_missing']:
-        raise ImgprepError(f"none of the {need['images_missing']} images the records name is under --images-root {root}: give the folder "
+        raise ImgprepError(f"none of the {need['images_missing']} images the records name is under --images-root {shown_url(root)}: give the folder "
                            'image_path is relative to (the folder imgprep_ingest read)')
 
 # %% ../nbs/06d_stage2.ipynb #s2bind
@@ -325,7 +325,7 @@ def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_
     if not kinds: return None
     decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//run.run.placement.sharing())) # image decoding processes per worker: the cores left, shared
     return EncodeSpec(str(run.lay.base), tuple(kinds), {k: run.run.model(k) for k in kinds}, dtype,
-                      {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode)
+                      {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode, run.run.storage_options)
 
 def _prepared(described:Stage2Run, jsonl:Path)->tuple:
     "Inside the lock: the tree writable, a journal a killed run left merged, arrays made with other settings set aside; (the run's `Planner`, the Stage 1 backup or None)."
@@ -361,7 +361,7 @@ def _needed(run:Planner, check_inline:int|None)->tuple:
 def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
     output_base_dir:str|Path|None=None, # Where the JSONL and the kinds' directories go (default: beside the JSONL)
-    images_root:str|Path|None=None, # Directory image_path is relative to; paths may not leave it (default: where imgprep_ingest recorded it, else .)
+    images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
     kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl) (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
     part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits
@@ -391,6 +391,7 @@ def run_stage2(
     verify:bool=False, # Only check the Stage 2 tree and report every inconsistency, changing nothing; exit 1 if any
     move_orphans:bool=False, # With the check of --verify, move the .npy files no record names to <base>/orphans/ (kept, not deleted)
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
+    storage_options:str|None=None, # fsspec options of a URL --images-root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
     jsonl = local_path(jsonl, '--jsonl', ON_A_FILESYSTEM)
@@ -399,10 +400,9 @@ def run_stage2(
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
-                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length)
+                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options)
     _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root)
-    check_free_disk(lay.base, min_free_gb)
-    lay.base.mkdir(parents=True, exist_ok=True)
+    check_free_disk(lay.base, min_free_gb); lay.base.mkdir(parents=True, exist_ok=True)
     with run_lock(lay.base, run.part):
         planner,backup = _prepared(run, jsonl)
         need = estimate_writes(planner, backup)
