@@ -235,12 +235,14 @@ def _check_inline(run:Planner, kind:str, workers, n:int)->dict:
     return {'inline_checked': len(cos), 'inline_min_cosine': round(m, 4)}
 
 # %% ../nbs/06d_stage2.ipynb #s2prepare
-def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_root):
+def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_root, min_free_gb):
+    "Refuse before any work: numbers out of range, no JSONL, no images root, too little disk."
     if batch_size < 1 or t5_batch_size < 1: raise ImgprepError(f'--batch-size and --t5-batch-size must be at least 1')
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
         raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
     if not is_url(images_root) and not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
+    check_free_disk(lay.base, min_free_gb)
 
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
     "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
@@ -401,8 +403,8 @@ def run_stage2(
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
                      t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options)
-    _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root)
-    check_free_disk(lay.base, min_free_gb); lay.base.mkdir(parents=True, exist_ok=True)
+    _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root, min_free_gb)
+    lay.base.mkdir(parents=True, exist_ok=True)
     with run_lock(lay.base, run.part):
         planner,backup = _prepared(run, jsonl)
         need = estimate_writes(planner, backup)
