@@ -90,9 +90,10 @@ CLOUD_EXTRA = 'pip install -e ".[cloud]"'
 
 class StoreError(ImgprepError):
     "A store refused or could not be reached: the message names the URL (`shown_url`) and never a credential."
-    def __init__(self, msg:str, exit_status:int=2): # 2: what the user gave is wrong (a bucket, credentials); 1: the run failed and a rerun finishes it
+    exit_status = 2 # What the user gave is wrong (a bucket, credentials); 1: the run failed part way, and the same command finishes it
+    def __init__(self, msg:str, exit_status:int|None=None):
         super().__init__(msg)
-        self.exit_status = exit_status
+        if exit_status is not None: self.exit_status = exit_status
 
 def filesystem(
     url:str, # An fsspec URL such as `s3://bucket/prefix`

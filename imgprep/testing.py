@@ -4,7 +4,7 @@
 
 # %% ../nbs/02a_testing.ipynb #617dd772
 from __future__ import annotations
-import importlib.metadata, json, logging, multiprocessing.util, os, random, shutil, struct, subprocess, sys, tempfile, zlib
+import importlib.metadata, json, logging, multiprocessing.util, os, random, shutil, struct, subprocess, sys, tempfile, urllib.request, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -463,6 +463,8 @@ class MotoStore:
         self.options = dict(key='imgprep-test-key', secret=self.SECRET, endpoint_url=f'http://127.0.0.1:{self.port}',
                             config_kwargs=dict(retries=dict(max_attempts=2), connect_timeout=2, read_timeout=10))
         self.start()
+        # moto keeps every bucket in the process, and nbdev_test runs notebook after notebook in one process: start empty
+        urllib.request.urlopen(urllib.request.Request(f"{self.options['endpoint_url']}/moto-api/reset", method='POST'), timeout=30).close()
         import boto3
         boto3.client('s3', endpoint_url=self.options['endpoint_url'], aws_access_key_id='k', aws_secret_access_key='s',
                      region_name='us-east-1').create_bucket(Bucket=bucket)
