@@ -285,13 +285,12 @@ def other_settings(
     lay:Stage2Layout, # The tree
     kind:str, # A kind whose array of the record is on disk
     rec:dict, # The record, with its `aspect_bucket`
-    settings:dict|None, # The kind's entry of the tree's `encoders.json` (`kind_settings`)
-    resolution:str|None=None, # A spatial kind's latent mode for this run (`bucket` or `original`), when the record names none
+    settings:dict|None, # The kind's entry of the tree's `encoders.json` (`kind_settings`); None: nothing recorded, nothing to check
 )->str|None:
-    "What is wrong with the shape or dtype of the record's array on disk under the tree's settings; None when they make it."
-    if (found := array_header(lay.npy_path(kind, rec['image_id']))) is None: return None
+    "What is wrong with the shape or dtype of the record's array on disk under the tree's recorded settings; None when they make it."
+    if settings is None or (found := array_header(lay.npy_path(kind, rec['image_id']))) is None: return None
     k = kind_of(kind)
-    if k.spatial and resolution is not None: rec = {f'{kind}_resolution': resolution, **rec}
+    if k.spatial and settings.get('resolution') in ('bucket', 'original'): rec = {f'{kind}_resolution': settings['resolution'], **rec}  # the record's own wins
     shape,dtype = found
     return check_embedding(k, np.broadcast_to(np.zeros((), dtype), shape), k.shapes(rec, settings))
 
@@ -325,7 +324,7 @@ def refuse_other_settings(
     enc,found = read_encoders(run.lay.base/ENCODERS_NAME),[]
     for rec,kinds in _first_named(run):
         for k in kinds:
-            if why := other_settings(run.lay, k, rec, kind_settings(enc, k), run.option(k, 'resolution') if kind_of(k).spatial else None):
+            if why := other_settings(run.lay, k, rec, kind_settings(enc, k)):
                 found.append((k, rec['image_id'], why))
     for k,iid,why in found:
         kept = set_aside(run.lay, k, iid)
