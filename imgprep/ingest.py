@@ -232,7 +232,7 @@ def _enter(d:str, name:str, skip:set, root:str|Path, counts:Counter)->bool:
 def _sidecar(p:str, cap:str|None, root:str|Path, counts:Counter)->tuple: # (ok, caption or None)
     "The caption of image `p` from its sidecar `cap`; a sidecar that may not be read is counted and named."
     if cap is None: return True, None
-    try: return True, read_caption(cap, root)
+    try: return True, read_caption(cap, root if os.path.islink(cap) else None)  # the walk enters no linked folder: only a linked caption can lead out
     except UnreadableFile as e:
         left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'bad_caption', p, f'its caption {e}')
         return False, None
