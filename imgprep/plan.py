@@ -397,16 +397,8 @@ def list_objects(
     url:str, # A URL images root, such as s3://bucket/photos
     options:dict|None=None, # Its storage options
 )->dict: # Key relative to `url` -> size in bytes
-    "Every object under `url`, from one listing of its prefix; `StoreError` (one line naming the URL) when the store refuses."
-    st = Store(url, options)
-    with st.errors():
-        st.fs.invalidate_cache()
-        try: found = st.fs.find(st.root, detail=True)
-        except FileNotFoundError as e:
-            if 'bucket' in str(e).lower(): raise
-            return {}
-    n = len(st.root) + 1
-    return {p[n:]: i.get('size') for p,i in found.items() if p.startswith(st.root + '/') and i.get('type') != 'directory'}
+    "Every object under `url`, from one listing of its prefix (`Store.listing`); `StoreError` (one line naming the URL) when the store refuses."
+    return {rel: i['size'] for rel,i in Store(url, options).listing().items()}
 
 @patch
 def image_exists(self:Planner, image:str|Path)->bool:
