@@ -13,7 +13,8 @@ import numpy as np
 
 from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .plan import Work, named
+from .images import named
+from .plan import Work
 
 # %% auto #0
 __all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']

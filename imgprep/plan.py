@@ -18,15 +18,15 @@ from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, d
                           is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
 from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
-from .images import ImageError, image_size
+from .images import ImageError, image_size, named
 from .pool import Placement
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
 from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
-           'named', 'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of',
-           'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
+           'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
            'stage2_run', 'list_objects', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
@@ -78,12 +78,6 @@ def _object_url(image_path:str, root:str)->str:
     if image_path.startswith('/') or rel in ('.', '..') or rel.startswith('../'):
         raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {shown_url(root)}')
     return f'{root}/{rel}'
-
-def named(
-    image:str|Path, # An image file or an object's URL
-)->str:
-    "`image` as messages name it: a URL without its user part (`storage.shown_url`), a file as `core.shown` does."
-    return shown_url(image) if is_url(image) else shown(image)
 
 def check_record(
     rec:dict, # A Stage 1 or format v2 record
