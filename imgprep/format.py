@@ -16,12 +16,13 @@ from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
-__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'JSON_FIELDS', 'MANIFEST_NAME',
-           'ENCODERS_NAME', 'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons',
-           'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings',
-           'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from', 'stale_kinds', 'members',
-           'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes',
-           'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch', 'check_encoders']
+__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'MADE_FROM_CHECKED', 'JSON_FIELDS',
+           'MANIFEST_NAME', 'ENCODERS_NAME', 'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES',
+           'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds',
+           'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
+           'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
+           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'EncodersMismatch', 'check_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -176,6 +177,7 @@ def inline_arrays(
 
 # %% ../nbs/01a_format.ipynb #89fea5f5
 MADE_FROM = 'made_from' # record field: kind -> digest of the input its array was made from
+MADE_FROM_CHECKED = 'made_from_checked' # `encoders.json` field: every `made_from` of the tree was written for an array made or checked from that input
 
 def caption_digest(
     caption:str, # A caption

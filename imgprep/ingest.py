@@ -19,6 +19,7 @@ from .core import (UnreadableFile, is_inside, open_regular, read_regular, Imgpre
                           atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
                           printable, shown, validate_image_id)
 from .kinds import T5_MASK_LEN
+from .format import MADE_FROM
 from .buckets import ratio_warning
 from .images import TAIL, ImageError, check_whole, ends_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
 from .storage import Store, is_transient, is_url, local_path, shown_url, store_error
@@ -815,8 +816,11 @@ def carry_over(
     rec:dict, # A record of this run, `split` included
     prev:dict|None, # The earlier output's record with the same image_id
 )->dict:
-    "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`."
-    return prev if prev is not None and all(prev.get(k) == v for k,v in rec.items()) else rec
+    "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`, keeping what `prev` says its arrays were made from."
+    if prev is None: return rec
+    if all(prev.get(k) == v for k,v in rec.items()): return prev
+    # the arrays are still on disk: Stage 2 compares what they were made from with the new caption and photo, and remakes exactly the changed ones
+    return {**rec, MADE_FROM: prev[MADE_FROM]} if type(prev.get(MADE_FROM)) is dict else rec
 
 def _named(r:dict, root:Path|str)->str: return f"{root}/{r['image_path']}" if is_url(root) else shown(root/r['image_path'])
 
@@ -825,8 +829,7 @@ def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
     for r in recs:
         if (p := prev.get(r['image_id'])) is not None and p.get('sha256') not in (None, r['sha256']):
             counts['changed_image'] += 1
-            logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; its embeddings on disk are "
-                           f"the old image's: delete {r['image_id']}.npy from dinov3/, vae_latents/ and t5_hidden/ before Stage 2")
+            logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
 
 def _flag_long(recs:list, tokenizer, counts:Counter, root:Path):
     for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):

@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
-                          is_inside, iter_jsonl, logger, open_regular, shown, validate_image_id)
+                          is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
 from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size, named
@@ -27,7 +27,8 @@ from .storage import Store, is_url, parse_options as parse_storage_options, show
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
            'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
            'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'list_objects', 'quiet', 'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet',
+           'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -149,7 +150,7 @@ class Work:
     caption:str # The caption
     size:tuple # (width, height) the record says the oriented image has
     kinds:tuple # Kinds to make
-    made_from:dict = field(default_factory=dict) # kind -> the input digest, for the kinds whose old array was stale
+    made_from:dict = field(default_factory=dict) # kind -> the digest of the input it is made from, noted beside each array (a part's only record of it)
 
 # %% ../nbs/06a_plan.ipynb #7983c584
 CHUNK = 512 # records per chunk; each chunk's images go through one DataLoader, whose start-up and filling a larger chunk amortises
@@ -157,13 +158,15 @@ BAD_RECORD_KINDS = ('bad_image_path', 'bad_image_id', 'missing_caption', 'bad_ma
 
 def counter_names(
     kinds:tuple, # The run's kinds
+    recheck:bool=False, # The run rechecks arrays (`--recheck`)
 )->tuple:
     "Every counter a run reports, in the order it prints them."
     caption_kinds = [k for k in kinds if kind_of(k).input == 'caption']
     return ('total', 'migrated_new', 'enriched', 'extracted', 'skipped', 'incomplete', 'malformed_lines', 'blank_lines',
             *BAD_RECORD_KINDS, 'missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed', 'bad_inline_embedding',
             'dropped_inline_arrays', 'mask_replaced', 'empty_caption', 'truncated_captions', *(f'truncated_{k}' for k in caption_kinds), 'odd_ratio',
-            *(f'new_{k}' for k in kinds), 'recomputed', 'oom_retries', 'tiled_latents', 'recovered_tmp')
+            *(f'new_{k}' for k in kinds), 'recomputed',
+            *(('rechecked', 'recheck_differed') if recheck else ()), 'oom_retries', 'tiled_latents', 'recovered_tmp')
 
 @dataclass
 class Item:
@@ -177,6 +180,7 @@ class Item:
     fields:dict = field(default_factory=dict) # What the new record gains: masks, crop boxes
     todo:set = field(default_factory=set) # Kinds to make now
     done:set = field(default_factory=set) # 'extracted' and the kinds written
+    extracted:set = field(default_factory=set) # Kinds whose inline array this run wrote as their file
     problems:set = field(default_factory=set)
     noted:set = field(default_factory=set) # What was counted of its caption already ('empty', 'truncated'), once whatever the kinds
     changed:bool = False # The record is rewritten
@@ -194,6 +198,7 @@ class Stage2Run:
     part:tuple|None = None # (I, N): only this part's records get `Work`
     placement:Placement = field(default_factory=Placement) # Engine, device, workers, GPUs and threads of the encode step
     storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
+    recheck:tuple = () # Kinds whose arrays on disk are made again and compared, whatever their records say (`--recheck`)
 
     def computes(self, kind:str)->bool: return kind in self.passes
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
@@ -218,6 +223,7 @@ class Planner:
     written:Counter = field(default_factory=Counter) # kind -> arrays on disk from this run, counted as each is written
     loaded:set|None = None # Kinds whose model the run loaded (None: every kind it computes)
     objects:dict|None = None # Of a URL images root: key under it -> size, from one listing made when first needed
+    rechecked:dict = field(default_factory=dict) # (kind, image_id) -> `fingerprint` of the array a recheck deleted, until its new one is written
 
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
@@ -229,6 +235,7 @@ class Planner:
     models = property(lambda self: self.run.models)
     options = property(lambda self: self.run.options)
     part = property(lambda self: self.run.part)
+    recheck = property(lambda self: self.run.recheck)
     def computes(self, kind:str)->bool: return self.run.computes(kind)
     def option(self, kind:str, name:str): return self.run.option(kind, name)
     def where(self, line:int)->str: return f'{shown(self.src)}:{line}'
@@ -318,6 +325,7 @@ def stage2_run(
     resolutions:str|list|None=None, # `--resolutions`
     where:Placement|None=None, # From `pool.placement`
     storage_options:str|dict|None=None, # `--storage-options` for a URL images root (None: `$IMGPREP_STORAGE_OPTIONS`)
+    recheck:str|list|None=None, # `--recheck`: kinds whose arrays are made again and compared
     **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
 )->Stage2Run:
     "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
@@ -325,7 +333,18 @@ def stage2_run(
     opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
     root = str(images_root).rstrip('/') if is_url(str(images_root)) else Path(images_root).absolute()
     return Stage2Run(lay, kinds, parse_passes(passes, kinds), root, run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
-                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {})
+                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds))
+
+def rechecked_kinds(
+    recheck:str|list|None, # `--recheck`: kind names, comma-separated (`vae` names the VAE at every resolution)
+    kinds:tuple, # The run's kinds
+)->tuple:
+    "The run's kinds that `--recheck` names; one the run does not make is one line."
+    if not recheck: return ()
+    named = parse_kinds(recheck)
+    if missing := [k for k in named if not any(k in (r, kind_of(r).derived_from) for r in kinds)]:
+        raise ImgprepError(f"--recheck {', '.join(missing)}: not among this run's kinds ({', '.join(kinds)}); add it with --kinds")
+    return tuple(k for k in kinds if k in named or kind_of(k).derived_from in named)
 
 # %% ../nbs/06a_plan.ipynb #5f693f4c
 @patch
@@ -344,6 +363,42 @@ def check(self:Planner, line:int, rec:dict)->Item:
         elif a is not None: it.inline[k] = a
     return it
 
+# %% ../nbs/06a_plan.ipynb #2cd7b75d
+def fingerprint(
+    a:np.ndarray, # An array
+    n:int=4096, # Values kept
+)->np.ndarray:
+    "At most `n` evenly spaced values of `a` as float32: enough to tell an array made from another input from one that only rounds differently."
+    flat = a.reshape(-1).astype(np.float32)
+    return flat[::max(1, flat.size // n)][:n]
+
+def same_input(
+    old:np.ndarray, # `fingerprint` of an array
+    new:np.ndarray, # `fingerprint` of the array made again
+    rtol:float=0.02, # Relative distance within which two arrays come from the same input (other hardware rounds differently)
+)->bool:
+    "Were the two arrays made from the same input?"
+    return old.shape == new.shape and float(np.linalg.norm(old - new)) <= rtol * max(float(np.linalg.norm(new)), 1e-12)
+
+def recorded(
+    rec:dict, # A record
+)->dict: # kind -> digest
+    "What the record says its arrays were made from (`made_from`), or nothing."
+    return rec[MADE_FROM] if type(rec.get(MADE_FROM)) is dict else {}
+
+@patch
+def outdated(self:Planner, image_id:str, rec:dict)->list:
+    "The kinds whose array of `rec` is on disk but not known to be made from the record's input now: by an encode step's note (the latest word), else by `made_from`; every array of a rechecked kind."
+    said,now = recorded(rec),made_from(rec, self.kinds)
+    def known(k):
+        if (noted := self.notes.get((k, image_id))) is not None: return noted == now.get(k)
+        return k not in self.run.recheck and (k not in now or said.get(k) == now[k])
+    return [k for k in self.kinds if image_id in self.have[k] and not known(k)]
+
+@patch
+def stale(self:Planner, it:Item)->list: return self.outdated(it.image_id, it.rec)
+
+
 # %% ../nbs/06a_plan.ipynb #df58c671
 @patch
 def image_readable(self:Planner, it:Item)->bool:
@@ -361,11 +416,16 @@ def image_readable(self:Planner, it:Item)->bool:
 
 @patch
 def forget(self:Planner, it:Item, kind:str):
-    "Delete the `kind` array of `it`, made from another caption or image, before the record names the new one (see `sources`)."
-    self.lay.npy_path(kind, it.image_id).unlink(missing_ok=True)
+    "Delete the `kind` array of `it`, not known to be made from the record's input, before the record names the new one (see `sources`); a rechecked one's `fingerprint` is kept."
+    path = self.lay.npy_path(kind, it.image_id)
+    if kind in self.run.recheck:
+        try: self.rechecked[(kind, it.image_id)] = fingerprint(load_npy(path))
+        except (OSError, ValueError): pass  # unreadable: nothing to compare, it is made again all the same
+    path.unlink(missing_ok=True)
     self.have[kind].discard(it.image_id)
     self.counts['recomputed'] += 1
-    logger.info(f'{self.where(it.line)}: the {kind} array was made from another {kind_of(kind).input}; recomputing it')
+    what = 'another' if kind in recorded(it.rec) else 'an unrecorded'
+    logger.info(f'{self.where(it.line)}: the {kind} array was made from {what} {kind_of(kind).input}; recomputing it')
 
 @patch
 def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
@@ -379,12 +439,6 @@ def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
         self.flag(it, 'size_mismatch', f'image is {w}x{h}, record says {it.rec["width"]}x{it.rec["height"]}')
         return None
     return dict(zip((f'{kind}_{f}' for f in CROP_FIELDS), ('bucket', list(cover_crop_box(w, h, it.bucket)), [w, h])))
-
-@patch
-def stale(self:Planner, it:Item)->list:
-    "The kinds of `it` made from another input than the record's now, unless an earlier encode step's note says it remade them."
-    now = made_from(it.rec, self.kinds)
-    return [k for k in stale_kinds(it.rec, self.kinds) if self.notes.get((k, it.image_id)) != now.get(k)]
 
 # %% ../nbs/06a_plan.ipynb #a0objects
 def list_objects(
@@ -479,11 +533,11 @@ def note(self:Planner, it:Item, what:str, counter:str, first:list):
 # %% ../nbs/06a_plan.ipynb #cefbb784
 @patch
 def sources(self:Planner, it:Item)->dict:
-    "The record's `made_from` after this chunk: the inputs of the arrays made now, and of those found without one; the recorded ones otherwise."
-    old = it.rec.get(MADE_FROM) if type(it.rec.get(MADE_FROM)) is dict else {}
-    out = dict(old)
+    "The record's `made_from` after this chunk: the inputs of the arrays made now (inline arrays extracted included) and of those a note says were made from them; the recorded ones otherwise."
+    out = dict(recorded(it.rec))
     for k,v in made_from(it.rec, self.kinds).items():
-        if k in it.todo or (it.image_id in self.have[k] and (k not in old or self.notes.get((k, it.image_id)) == v)): out[k] = v
+        made = k in it.todo or k in it.extracted or (it.image_id in self.have[k] and self.notes.get((k, it.image_id)) == v)
+        if made: out[k] = v
     return {**{k: out.pop(k) for k in KINDS if k in out}, **out}
 
 @patch
@@ -506,7 +560,7 @@ def works(self:Planner, items:list)->list:
     "The `Work` of every item with kinds still to make."
     now = lambda it: made_from(it.rec, self.kinds)
     return [Work(it.line, it.image_id, str(it.image), it.rec['caption'], (it.rec['width'], it.rec['height']), tuple(k for k in self.kinds if k in it.todo),
-                 {k: v for k,v in now(it).items() if k in it.todo and k in (it.rec.get(MADE_FROM) or {})})
+                 {k: v for k,v in now(it).items() if k in it.todo})
             for it in items if it.todo]
 
 @patch
@@ -524,6 +578,16 @@ def record(self:Planner, it:Item, outcomes:list):
             it.done.add(kind)
             self.have[kind].add(it.image_id)
             self.counts[f'new_{kind}'] += 1
+            if (old := self.rechecked.pop((kind, it.image_id), None)) is not None: self.compare(it, kind, old)
+
+@patch
+def compare(self:Planner, it:Item, kind:str, old:np.ndarray):
+    "Count a rechecked array, and name it when the one just made from the record's input differs from the one it replaced."
+    self.counts['rechecked'] += 1
+    path = self.lay.npy_path(kind, it.image_id)
+    if same_input(old, fingerprint(load_npy(path))): return
+    self.counts['recheck_differed'] += 1
+    logger.warning(f"{shown(path)}: recheck_differed: the array on disk was not made from the record's {kind_of(kind).input}; it is now")
 
 @patch
 def tally(self:Planner, it:Item)->str:
@@ -554,7 +618,7 @@ def models_needed(
             try: iid,_ = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: continue
             if planner.part is not None and part_of(iid, planner.part[1]) != planner.part[0]: continue
-            need.update(planner.needs(iid, rec, wanted, stale_kinds(rec, planner.kinds)))
+            need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)))
             if len(need) == len(wanted): break
     return [k for k in wanted if k in need]
 

@@ -17,7 +17,7 @@ from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableF
                           exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
+from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
                           inline_embedding, inline_fields, models_needed, quiet, stage2_run)
@@ -27,9 +27,10 @@ from .pool import Placement, Workers, open_workers, placement
 from .storage import is_url, local_path, shown_url
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'VERIFY_PROBLEMS',
-           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
-           'check_writable', 'run_stage2', 'nothing_usable', 'v2_problem', 'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE',
+           'VERIFY_PROBLEMS', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines',
+           'with_decode', 'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'v2_problem',
+           'verify_stage2', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
@@ -60,7 +61,8 @@ def run_lock(
     base:Path, # The Stage 2 base directory
     part:tuple|None=None, # (I, N) for a part run
 ):
-    "Hold the tree for a run: exclusively for a committing run, shared (with its part's exclusive lock) for a part."
+    "Hold the tree for a run (made first, if new): exclusively for a committing run, shared (with its part's exclusive lock) for a part."
+    base.mkdir(parents=True, exist_ok=True)
     if part is None:
         with exclusive_dir(base, 'imgprep_stage2'): yield
         return
@@ -112,7 +114,7 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
                 atomic_save_npy(run.lay.npy_path(kind, it.image_id), arr)
                 run.have[kind].add(it.image_id)
                 run.counts[f'new_{kind}'] += 1
-                it.done = {'extracted'}
+                it.done,it.extracted = {'extracted'},it.extracted | {kind}
                 progress(Counter({kind: 1}))
                 fault(kind)
     return slots, items
@@ -303,6 +305,7 @@ def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:st
     try:
         if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
+        if recorded is None and merged is not None and not any(run.have.values()): merged = {**merged, MADE_FROM_CHECKED: True}  # a new tree
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
     finally:
         if fd is not None: os.close(fd)
@@ -333,7 +336,7 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
     "Inside the lock: the tree writable, a journal a killed run left merged, arrays made with other settings set aside; (the run's `Planner`, the Stage 1 backup or None)."
     lay = described.lay
     check_writable(lay.base)
-    counts = Counter(dict.fromkeys(counter_names(described.kinds), 0))
+    counts = Counter(dict.fromkeys(counter_names(described.kinds, bool(described.recheck)), 0))
     backup = backup_path(jsonl) if lay.jsonl.absolute() == jsonl.absolute() else None
     if described.part is None and (jp := journal_path(lay.jsonl)).exists():
         result = _merge(jp, lay.jsonl, backup)
@@ -386,6 +389,7 @@ def run_stage2(
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different; recorded, so a tree is made one way
     ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
     engine:str='local', # Where the encode step runs: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
+    recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype, or unknown (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
@@ -402,9 +406,8 @@ def run_stage2(
     where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
-                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options)
+                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options, recheck=recheck)
     _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root, min_free_gb)
-    lay.base.mkdir(parents=True, exist_ok=True)
     with run_lock(lay.base, run.part):
         planner,backup = _prepared(run, jsonl)
         need = estimate_writes(planner, backup)
@@ -458,6 +461,18 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     if isinstance(stop, KeyboardInterrupt):
         logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(on_disk(run))}')
     if stop: raise stop
+    if committing: mark_checked(run)
+
+UNMADE = ('missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed') # counters of arrays a run could not make
+
+def mark_checked(
+    run:Planner, # A finished run with `--recheck`
+):
+    "Record in `encoders.json` that the tree's `made_from` hold (`MADE_FROM_CHECKED`), once a committing run has rechecked every kind of the tree and made every array it rechecked."
+    if not run.recheck: return
+    enc = read_encoders(where := run.lay.base/ENCODERS_NAME)
+    if run.part is not None or enc is None or enc.get(MADE_FROM_CHECKED) or any(run.counts[k] for k in UNMADE): return
+    if not set(tree_kinds(enc, run.lay.base)) - set(run.recheck): atomic_write_json(where, {**enc, MADE_FROM_CHECKED: True})
 
 def _commit(run:Planner, journal:Journal, backup:Path|None):
     "Merge the journal into the JSONL; fold the encode steps' notes, and remove what parts left; say so when the JSONL was replaced meanwhile."
@@ -469,7 +484,7 @@ def _commit(run:Planner, journal:Journal, backup:Path|None):
 
 # %% ../nbs/06d_stage2.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
-                   'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json')
+                   'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unchecked_made_from')
 
 def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
     "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
@@ -510,8 +525,10 @@ def verify_stage2(
         bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing, but arrays are on disk: which models, dtype and latent resolution made them is not '
             'recorded; restore it, or let the next run record its settings with --accept unknown')
     ids = {}
+    recorded = False # some record says what its arrays were made from
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
+        recorded = recorded or MADE_FROM in rec
         if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad)) is None: continue
         ids[got[0]] = line
         c['complete'] += got[1]
@@ -523,9 +540,13 @@ def verify_stage2(
                 set_aside(lay, kind, iid)
                 c['orphans_moved'] += 1
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
+    if recorded and enc is not None and not enc.get(MADE_FROM_CHECKED):
+        bad('unchecked_made_from', lay.base/ENCODERS_NAME, "made by an imgprep that could record an edited caption's or a replaced photo's new input on the "
+            f"old array; imgprep_stage2 --recheck {','.join(kinds)} makes each array again, names those that differed, and records that the tree holds")
     c['missing_npy'] = sum(c[f'missing_{k}'] for k in kinds)
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
 
+# %% ../nbs/06d_stage2.ipynb #649830a0
 def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
     "Check one record and its arrays: (its image_id, whether it is complete) when it has a usable id not seen before."
     where = f'{lay.jsonl}:{line}'
