@@ -22,7 +22,7 @@ __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_
            'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
            'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
            'npy_problem', 'load_npy_bytes', 'encoders_differences', 'encoders_problem', 'read_encoders',
-           'EncodersMismatch', 'check_encoders']
+           'EncodersMismatch', 'accepted_unknown', 'check_encoders']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -372,6 +372,12 @@ class EncodersMismatch(ImgprepError):
 
 UNKNOWN = 'unknown' # `--accept unknown`: record this run's settings for arrays whose settings were never recorded
 
+def accepted_unknown(
+    encoders:dict|None, # A tree's `encoders.json`, or None
+)->set: # Kind names
+    "The kinds whose arrays a run recorded as made with unknown settings (`--accept unknown`)."
+    return {k for a in (encoders or {}).get('accepted', []) if a.get('field') == UNKNOWN for k in a.get('kinds', [])}
+
 def check_encoders(
     recorded:dict|None, # `encoders.json` as found (None: there is none)
     current:dict, # This run's description (`encoders.describe_encoders`)
@@ -381,10 +387,11 @@ def check_encoders(
 )->dict: # What `encoders.json` holds after this run
     "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
     known = (recorded or {}).get('kinds') or {}
-    if unknown := list(present) if recorded is None else []:  # any of them, made by this run's kinds or not: a record without them would call them new later
+    if unknown := [k for k in present if k not in known and k not in accepted_unknown(recorded)]:  # any of them, made by this run's kinds or not: a record without them would call them new later
         if UNKNOWN not in (accept or ()):
-            raise EncodersMismatch(f"{where} is missing, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore the file, "
-                                   f"pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
+            what = 'is missing' if recorded is None else f"has no entry for {', '.join(unknown)}"
+            raise EncodersMismatch(f"{where} {what}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore "
+                                   f"{'the file' if recorded is None else 'it'}, pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
     if recorded is None: return current if not unknown else {**current, 'accepted': [dict(field=UNKNOWN, kinds=unknown)]}
     diffs = encoders_differences(recorded, current)
     if refused := [d for d in diffs if d[0] not in (accept or ())]:

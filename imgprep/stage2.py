@@ -17,7 +17,7 @@ from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableF
                           exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
+from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
                           inline_embedding, inline_fields, models_needed, quiet, stage2_run)
@@ -269,6 +269,8 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
     recorded = read_encoders(where)
     known = (recorded or {}).get('kinds') or {}
     computed = [k for k in run.kinds if run.computes(k) and (k in needed or k in known)]  # a kind only extracted, and new to the tree, has no model to describe
+    if recorded is not None:  # a kind whose entry went while its arrays stayed is described now: refused below unless --accept unknown
+        computed = [k for k in run.kinds if k in computed or run.computes(k) and k not in known and _made_by_model(run, k, computed)]
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
     current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
@@ -484,7 +486,8 @@ def _commit(run:Planner, journal:Journal, backup:Path|None):
 
 # %% ../nbs/06d_stage2.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
-                   'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unchecked_made_from')
+                   'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unrecorded_kind',
+                   'unchecked_made_from')
 
 def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
     "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
@@ -524,6 +527,10 @@ def verify_stage2(
     if enc is None and any(have.values()):
         bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing, but arrays are on disk: which models, dtype and latent resolution made them is not '
             'recorded; restore it, or let the next run record its settings with --accept unknown')
+    # a kind only extracted from Stage 1's inline vectors has no model to describe: only the others must have an entry
+    for k in [k for k in kinds if enc is not None and have[k] and not kind_of(k).inline and kind_settings(enc, k) is None and k not in accepted_unknown(enc)]:
+        bad('unrecorded_kind', lay.base/ENCODERS_NAME, f'has no entry for {k}, but {k} arrays are on disk: how they were made is not recorded; '
+            'restore the entry, or let the next run record its settings with --accept unknown')
     ids = {}
     recorded = False # some record says what its arrays were made from
     for line,rec in iter_jsonl(lay.jsonl, c):
