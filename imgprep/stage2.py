@@ -249,8 +249,8 @@ def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_ro
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
     "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
     if kind not in computed and kind_of(kind).inline: return False
-    have = run.have or {}
-    return bool(have[kind] if kind in have else run.lay.existing_ids(kind))
+    # a part looks again: the list it made at its start misses what a part that ran meanwhile has made
+    return bool(run.have[kind] if kind in run.have and run.part is None else run.lay.existing_ids(kind))
 
 def with_decode(
     described:dict, # A run's `encoders.json` from `describe_encoders`
