@@ -13,14 +13,16 @@ import numpy as np
 from .core import (ImgprepError, UnreadableFile, atomic_writer, cli_parser, exclusive_dir, iter_jsonl, load_npy, logger, read_regular,
                           remove_temps, run_cli, shown)
 from .kinds import Stage2Layout, check_embedding
-from .format import ENCODERS_NAME, kind_settings, read_encoders
+from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
+from .tiny_models import random_weights
 
 # %% auto #0
 __all__ = ['CURATION_DIR', 'DECISION_NAME', 'DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES',
            'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path',
-           'TreeVectors', 'tree_vectors', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order',
-           'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'near_duplicate_drops',
-           'search', 'find_near_duplicates', 'nn_report', 'dedup_parser', 'main']
+           'TreeVectors', 'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components',
+           'keep_order', 'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision',
+           'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
+           'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
@@ -49,6 +51,7 @@ class TreeVectors:
     pixels: np.ndarray # width*height per row (0 when not recorded)
     caption: np.ndarray # caption length in characters per row
     split: list # 'train' or 'val' per row (a record without `split` is 'train')
+    inputs: list # per row, the digest of the photo its vector was made from (`made_from`), or '' when not recorded
     missing: int = 0 # records with no DINOv3 vector
     nonfinite: list = field(default_factory=list) # image_ids of vectors with NaN or infinite values, or all zero
     bad: list = field(default_factory=list) # image_ids of vectors that are unreadable or not (1024,) float32
@@ -83,7 +86,7 @@ def tree_vectors(
     if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
     have = lay.existing_ids('dinov3') if lay.dir('dinov3').is_dir() else set()
     if not have: raise ImgprepError(f'{shown(lay.base)}: no DINOv3 vectors; run imgprep_stage2 with dinov3 (--kinds dinov3)')
-    ids,pixels,caption,split,seen,missing = [],[],[],[],set(),0
+    ids,pixels,caption,split,inputs,seen,missing = [],[],[],[],[],set(),0
     for _,rec in iter_jsonl(lay.jsonl):
         iid = rec.get('image_id') if isinstance(rec, dict) else None
         if not isinstance(iid, str) or iid in seen: continue
@@ -91,8 +94,18 @@ def tree_vectors(
         if iid not in have: missing += 1; continue
         w,h,cap = rec.get('width'),rec.get('height'),rec.get('caption')
         ids.append(iid); split.append('val' if rec.get('split') == 'val' else 'train')
+        made = rec.get(MADE_FROM) if isinstance(rec.get(MADE_FROM), dict) else {}
+        inputs.append(made.get('dinov3') if isinstance(made.get('dinov3'), str) else '')
         pixels.append(w*h if type(w) is int and type(h) is int else 0); caption.append(len(cap) if isinstance(cap, str) else 0)
-    return TreeVectors(lay, ids, np.array(pixels, np.int64), np.array(caption, np.int64), split, missing)
+    return TreeVectors(lay, ids, np.array(pixels, np.int64), np.array(caption, np.int64), split, inputs, missing)
+
+def vectors_seen(
+    tv:TreeVectors, # A tree's rows
+)->dict: # images, sha256
+    "What a decision is made from: how many images' vectors, and a digest of their ids and the photos they were made from, in id order."
+    h = hashlib.sha256()
+    for iid,inp in sorted(zip(tv.ids, tv.inputs)): h.update(f'{iid}\t{inp}\n'.encode('utf-8', 'surrogatepass'))
+    return dict(images=len(tv), sha256=h.hexdigest())
 
 # %% ../nbs/06e_dedup.ipynb #a402fcf6
 MAX_PAIRS_PER_VECTOR = 64 # more pairs than this per image on average: the threshold is too low to mean "near-duplicate"
@@ -284,13 +297,22 @@ def read_decision(
 
 def near_duplicate_drops(
     base:str|Path, # The Stage 2 base directory
+    accept_stale:bool=False, # Honour a decision made before the tree last changed (the images it never saw are kept)
 )->set: # image_ids to leave out
-    "The image_ids the tree's near-duplicate decision leaves out (none without one); `ImgprepError` if it is damaged or stale."
+    "The image_ids the tree's near-duplicate decision leaves out (none without one); `ImgprepError` if it is damaged, names images the tree lacks, or is stale."
     path = decision_path(base)
     if not path.exists(): return set()
     header,rows = read_decision(path)
     if header.get('dinov3') != dinov3_provenance(base):
         raise ImgprepError(f"{shown(path)}: made from other DINOv3 settings than the tree's encoders.json records now; run imgprep_dedup again")
+    tv = tree_vectors(base)
+    # a group whose kept image is gone would leave out all its others: never honoured, accepted or not
+    if gone := sorted({r[k] for r in rows for k in ('image_id', 'kept_id')} - set(tv.ids)):
+        raise ImgprepError(f"{shown(path)}: names images that have no DINOv3 vector in the tree now ({len(gone)}; first: {', '.join(gone[:3])}); run imgprep_dedup again")
+    if (seen := header.get('seen')) != vectors_seen(tv) and not accept_stale:
+        made = f"the vectors of {seen['images']} images" if isinstance(seen, dict) and 'images' in seen else 'vectors it does not record'
+        raise ImgprepError(f"{shown(path)}: made from {made}; the tree has {len(tv)} now, or some were made again since: run imgprep_dedup "
+                           'again, or pass --accept-stale-decisions to honour it as it is (images it never saw are kept)')
     return {r['image_id'] for r in rows if r['drop']}
 
 # %% ../nbs/06e_dedup.ipynb #90e9ee2b
@@ -347,27 +369,34 @@ def find_near_duplicates(
     neighbours:int=16, # approx: nearest neighbours looked at per image
     nprobe:int=16, # approx: index cells searched per image (more: slower, fewer pairs missed)
     report:bool=False, # Only print the distribution of nearest-neighbour cosines, to choose --threshold; decide nothing, write nothing
-    check:bool=False, # Only read the decision back as imgprep_shard does (whole, and made from the tree's DINOv3 settings) and count what it drops
+    check:bool=False, # Only read the decision back as imgprep_shard does (whole, made from the tree's DINOv3 settings and vectors now) and count what it drops
 )->dict: # Counters: vectors, missing, nonfinite, bad_vectors, pairs, groups, dropped, cross_split_groups, method
     "Group the images whose DINOv3 vectors are near-duplicates and write which of them to leave out to <derived_dir>/curation/near_duplicates.jsonl."
     if check: return dict(dropped=len(near_duplicate_drops(derived_dir)))
     _check_args(threshold, keep, method, neighbours, nprobe)
-    tv,device = tree_vectors(derived_dir),_device(device)
-    cur = tv.lay.base/CURATION_DIR
-    if report: return _report(tv, *search(tv, None, method, device, neighbours, nprobe)[:2])
-    cur.mkdir(exist_ok=True)
-    with exclusive_dir(cur, 'imgprep_dedup'):
+    if report: return _report(tv := tree_vectors(derived_dir), *search(tv, None, method, _device(device), neighbours, nprobe)[:2])
+    with exclusive_dir(Stage2Layout(derived_dir).base, 'imgprep_dedup'):  # the tree's lock, as ingest and Stage 2 take it: no vector changes meanwhile
+        tv,device = tree_vectors(derived_dir),_device(device)
+        (cur := tv.lay.base/CURATION_DIR).mkdir(exist_ok=True)
         remove_temps(cur)
         used,nn,pairs,_ = search(tv, threshold, method, device, neighbours, nprobe)
         _unusable(tv)
         groups = components(len(tv), pairs)
         rows = decision_rows(tv, groups, keep)
         header = dict(format=DECISION_FORMAT, version=1, threshold=threshold, keep=keep, method=used, neighbours=neighbours if used == 'approx' else None,
-                      nprobe=nprobe if used == 'approx' else None, vectors=len(tv), dinov3=dinov3_provenance(tv.lay.base))
+                      nprobe=nprobe if used == 'approx' else None, vectors=len(tv), dinov3=dinov3_provenance(tv.lay.base), seen=vectors_seen(tv))
         _fault('searched')
         write_decision(decision_path(tv.lay.base), header, rows)
     return dict(vectors=len(tv), missing=tv.missing, nonfinite=len(tv.nonfinite), bad_vectors=len(tv.bad), pairs=len(pairs), groups=len(groups),
-                dropped=sum(r['drop'] for r in rows), cross_split_groups=_cross_split(rows), method=used)
+                dropped=sum(r['drop'] for r in rows), cross_split_groups=_cross_split(rows), method=used, **test_model_note(header['dinov3']))
+
+def test_model_note(
+    dinov3:dict|None, # The tree's DINOv3 entry in `encoders.json`
+)->dict: # `{'dinov3': 'random-test-model'}`, or nothing
+    "A word for the counters line when the vectors come from a tiny random test model: its groups say nothing about the photos."
+    if not (dinov3 and random_weights(dinov3.get('model_id', ''))): return {}
+    logger.warning(f"the tree's DINOv3 ({dinov3['model_id']}) is a tiny model with random weights, made for tests: these groups say nothing about your photos")
+    return dict(dinov3='random-test-model')
 
 # %% ../nbs/06e_dedup.ipynb #f7420629
 REPORT_THRESHOLDS = (0.80, 0.85, 0.88, 0.90, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99)

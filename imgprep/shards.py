@@ -648,11 +648,12 @@ def without_near_duplicates(
     scan:Scan, # What `scan_stage2` found; gains a `near_duplicate` count when a decision is honoured
     base:Path, # The Stage 2 base directory
     keep:bool=False, # Honour no decision (`--keep-near-duplicates`)
+    accept_stale:bool=False, # Honour a decision made before the tree last changed (`--accept-stale-decisions`)
 )->tuple: # (samples to shard, the decision's sha256 or None)
     "The ready samples less the images the tree's near-duplicate decision leaves out."
     path = decision_path(base)
     if keep or not path.exists(): return scan.samples, None
-    drops = near_duplicate_drops(base)
+    drops = near_duplicate_drops(base, accept_stale)
     kept = [s for s in scan.samples if s.image_id not in drops]
     scan.counts['near_duplicate'] = len(scan.samples) - len(kept)
     return kept, file_sha256(path)
@@ -672,6 +673,7 @@ def write_shards(
     dry_run:bool=False, # Scan and report what would be written; write nothing
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
     keep_near_duplicates:bool=False, # Also write the images `imgprep_dedup` decided to leave out (<derived_dir>/curation/near_duplicates.jsonl)
+    accept_stale_decisions:bool=False, # Honour a near-duplicate decision made before the tree's vectors last changed (the images it never saw are kept) instead of stopping
     storage_options:str|None=None, # For a URL --output-dir: fsspec options as JSON, such as '{"endpoint_url": "http://127.0.0.1:9000"}' (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For a URL --output-dir: where shards wait for their upload and the run's journal is kept (default: the system's temporary directory)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
@@ -682,7 +684,7 @@ def write_shards(
     jsonl = Path(jsonl) if jsonl else layout.jsonl
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
     scan = scan_stage2(jsonl, layout, progress_every)
-    samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates)
+    samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates, accept_stale_decisions)
     flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
     groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
     keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}

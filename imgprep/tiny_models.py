@@ -12,11 +12,11 @@ from .core import ImgprepError, cli_parser, run_cli
 from .kinds import KINDS, kind_of
 
 # %% auto #0
-__all__ = ['DINOV3_PREPROCESSOR', 'TINY_KINDS', 'TINY_FLUX', 'TINY_USES', 'TINY_ALL', 'TINY_NOTE', 'full_size_configs',
-           'random_model', 't5_tokenizer', 'wordpiece_tokenizer', 'clip_tokenizer', 'tiny_configs', 'save_tiny_dinov3',
-           'save_tiny_vae', 'save_tiny_t5', 'save_tiny_text', 'save_tiny_clip_l', 'save_tiny_t5xxl',
-           'save_tiny_flux_transformer', 'save_tiny_flux_pipeline', 'is_model', 'tiny_models', 'write_tiny_models',
-           'tiny_models_parser', 'main']
+__all__ = ['DINOV3_PREPROCESSOR', 'RANDOM_MARK', 'TINY_KINDS', 'TINY_FLUX', 'TINY_USES', 'TINY_ALL', 'TINY_NOTE',
+           'full_size_configs', 'random_model', 't5_tokenizer', 'wordpiece_tokenizer', 'clip_tokenizer', 'tiny_configs',
+           'random_weights', 'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5', 'save_tiny_text', 'save_tiny_clip_l',
+           'save_tiny_t5xxl', 'save_tiny_flux_transformer', 'save_tiny_flux_pipeline', 'is_model', 'tiny_models',
+           'write_tiny_models', 'tiny_models_parser', 'main']
 
 # %% ../nbs/02_tiny_models.ipynb #55b73cd1
 DINOV3_PREPROCESSOR = dict(
@@ -145,10 +145,21 @@ def tiny_configs()->dict: # kind -> config, the same kinds as `full_size_configs
                         intermediate_size=64, max_position_embeddings=128))
 
 # %% ../nbs/02_tiny_models.ipynb #15931b0a
+RANDOM_MARK = 'imgprep_random_weights' # config field of the tiny models: what they make means nothing, and commands that judge by it say so
+
 def _save(model, out:Path, *extras):
-    "Save `model` and its tokenizer or preprocessor files (`extras`: objects with `save_pretrained`) into `out`."
+    "Save `model` and its tokenizer or preprocessor files (`extras`: objects with `save_pretrained`) into `out`, its config marked as random."
     for x in extras: x.save_pretrained(out)
+    if hasattr(model.config, 'to_json_string'): setattr(model.config, RANDOM_MARK, True)  # a transformers config keeps any field it is given
     model.save_pretrained(out)
+
+def random_weights(
+    model_id:str|Path, # A hub id or a model directory
+)->bool:
+    "Does `model_id` name a model directory that `imgprep_tiny_models` wrote (random weights)?"
+    try: cfg = json.loads((Path(model_id)/'config.json').read_text())
+    except (OSError, ValueError): return False
+    return isinstance(cfg, dict) and cfg.get(RANDOM_MARK) is True
 
 def save_tiny_dinov3(out:Path):
     "A tiny random DINOv3 and its 32x32 preprocessor config, saved in `out`."
