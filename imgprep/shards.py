@@ -18,7 +18,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
-from .storage import Store, is_url, shown_url
+from .storage import Store, place, shown_url
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .dedup import decision_path, near_duplicate_drops
 from .buckets import bucket_name, parse_bucket
@@ -677,8 +677,9 @@ def write_shards(
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
-    store = Store(output_dir, storage_options) if is_url(output_dir) else None
-    out,layout = staging_path(output_dir, staging_dir) if store else Path(output_dir),Stage2Layout(derived_dir)
+    where = place(output_dir, '--output-dir', output=True)
+    store = Store(where, storage_options) if isinstance(where, str) else None
+    out,layout = staging_path(where, staging_dir) if store else where,Stage2Layout(derived_dir)
     jsonl = Path(jsonl) if jsonl else layout.jsonl
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
     scan = scan_stage2(jsonl, layout, progress_every)
