@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, hashlib, io, json, math, os, random, re, tempfile
 from collections import Counter
+from contextlib import suppress
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -530,8 +531,9 @@ class _ShardRun:
     settled: int = 0 # Commits waited for so far
 
     def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int):
-        "Close `shard`, record it, and commit and journal it on the finishing thread."
-        entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
+        "Close `shard`, record it, and commit and journal it on the finishing thread (which owns it from then on)."
+        try: entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
+        except BaseException: shard.abort(); raise
         self.entries.append(entry)
         self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid)))
         while self.max_pending and len(self.commits) - self.settled > self.max_pending:  # the staging space stays a few shards
@@ -573,8 +575,12 @@ def write_bucket(self:_ShardRun,
                 logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
                 continue
             self.prog.tick()
-            if shard.samples == self.shard_size: self.finish(shard, bucket, consumed, invalid); shard,index,invalid = None,index+1,0
-        if shard is not None and shard.samples: self.finish(shard, bucket, len(samples), invalid); shard = None
+            if shard.samples == self.shard_size:
+                full,shard = shard,None  # the commit's now: an interrupt while `finish` waits must not close it under its upload
+                self.finish(full, bucket, consumed, invalid); index,invalid = index+1,0
+        if shard is not None and shard.samples:
+            last,shard = shard,None
+            self.finish(last, bucket, len(samples), invalid)
     finally:
         if shard is not None: shard.abort()
 
@@ -585,7 +591,10 @@ def write(self:_ShardRun, groups:dict, done:dict):
     try:
         try:
             for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
-        finally: self.wait()
+        except BaseException:
+            with suppress(Exception): self.wait()
+            raise
+        self.wait()
     except OSError as e:
         e.filename = e.filename or str(self.out)
         raise
