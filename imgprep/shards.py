@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, hashlib, io, json, math, os, random, re, tempfile
 from collections import Counter
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
-from .storage import Store, place, shown_url
+from .storage import Store, place, shown_url, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .dedup import decision_path, near_duplicate_drops
 from .buckets import bucket_name, parse_bucket
@@ -27,10 +27,10 @@ from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, c
                             npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
-           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
-           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
-           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'STORE_LOG',
+           'tar_header', 'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample',
+           'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path',
+           'tree_of', 'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
            'output_shards', 'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable',
            'without_near_duplicates', 'write_shards', 'shard_parser', 'main']
 
@@ -667,6 +667,8 @@ def without_near_duplicates(
     return kept, file_sha256(path)
 
 # %% ../nbs/07_shards.ipynb #31f765e0
+STORE_LOG = 'store.log' # In the staging directory: what the store's libraries logged
+
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go: a directory, or a URL such as s3://bucket/shards/train
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
@@ -689,40 +691,41 @@ def write_shards(
     where = place(output_dir, '--output-dir', output=True)
     store = Store(where, storage_options) if isinstance(where, str) else None
     out,layout = staging_path(where, staging_dir) if store else where,Stage2Layout(derived_dir)
-    jsonl = Path(jsonl) if jsonl else layout.jsonl
-    if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
-    scan = scan_stage2(jsonl, layout, progress_every)
-    samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates)
-    flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
-    groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
-    keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
-    for b in buckets or []:
-        if b not in groups: logger.warning(f'bucket {b}: no ready samples')
-    if dry_run:
-        check_existing(out, flags, overwrite, store)
-        return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
-    counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
-    if not groups:
-        check_existing(out, flags, overwrite, store)
-        return _nothing_to_write(counts)
-    out.mkdir(parents=True, exist_ok=True)
-    with exclusive_dir(out, 'imgprep_shard'):
-        tidy_output(out, store)
-        done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
-        run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
-        run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
-        if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
-        else: run.journal.start(flags, source)
-        if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
-        else: store.remove(MANIFEST_NAME)
-        try: run.write(groups, done)
-        finally: run.prog.close()
-        _remove_unplanned(out, run.entries, store)
-        counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-        _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
-                                                 flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
-        run.journal.remove()
-    return counts
+    with store_log(out/STORE_LOG, store.opts) if store else nullcontext():  # the store's libraries talk to a file, not over the one line
+        jsonl = Path(jsonl) if jsonl else layout.jsonl
+        if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
+        scan = scan_stage2(jsonl, layout, progress_every)
+        samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates)
+        flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
+        groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
+        keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
+        for b in buckets or []:
+            if b not in groups: logger.warning(f'bucket {b}: no ready samples')
+        if dry_run:
+            check_existing(out, flags, overwrite, store)
+            return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
+        counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
+        if not groups:
+            check_existing(out, flags, overwrite, store)
+            return _nothing_to_write(counts)
+        out.mkdir(parents=True, exist_ok=True)
+        with exclusive_dir(out, 'imgprep_shard'):
+            tidy_output(out, store)
+            done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
+            run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
+            run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
+            if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
+            else: run.journal.start(flags, source)
+            if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
+            else: store.remove(MANIFEST_NAME)
+            try: run.write(groups, done)
+            finally: run.prog.close()
+            _remove_unplanned(out, run.entries, store)
+            counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
+            _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
+                                                     flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
+            run.journal.remove()
+        return counts
 
 # %% ../nbs/07_shards.ipynb #93e55425
 def shard_parser()->argparse.ArgumentParser:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00b_storage.ipynb #st0imports
 from __future__ import annotations
-import json, os, re
+import json, logging, os, re
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -15,8 +15,9 @@ from .core import ImgprepError, one_line
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
-           'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError', 'filesystem',
-           'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store']
+           'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
+           'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store',
+           'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -310,3 +311,37 @@ def listing(self:Store)->dict:
     n = len(self.root) + 1
     return {p[n:]: dict(size=i['size'], etag=_etag(i)) for p,i in sorted(found.items())
             if p.startswith(self.root + '/') and i.get('type') != 'directory'}
+
+# %% ../nbs/00b_storage.ipynb #st0log
+STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
+
+class _LogFile(logging.FileHandler):
+    "Appends to `path` (its folder made) only once something is logged; every line with the secrets of `opts` masked."
+    def __init__(self, path:Path, opts:dict|None):
+        super().__init__(path, delay=True)
+        self.opts = opts
+        self.setFormatter(logging.Formatter('%(asctime)s %(name)s %(levelname)s: %(message)s'))
+    def format(self, record)->str: return scrub(super().format(record), self.opts)
+    def _open(self):
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+@contextmanager
+def store_log(
+    path:str|Path, # The log file, appended to
+    opts:dict|None=None, # The storage options in use (their secrets are masked)
+):
+    "Inside the block, what the store's libraries log goes to `path`, not the terminal; a `StoreError` leaving it names `path` when the block wrote there."
+    path,h = Path(path),_LogFile(Path(path), opts)
+    size = path.stat().st_size if path.exists() else 0
+    loggers = [logging.getLogger(n) for n in STORE_LOGGERS]
+    saved = [l.propagate for l in loggers]
+    for l in loggers: l.addHandler(h); l.propagate = False
+    try: yield path
+    except StoreError as e:
+        h.flush()
+        if path.exists() and path.stat().st_size > size: e.args = (f'{e}; details in {path}',)
+        raise
+    finally:
+        for l,p in zip(loggers, saved): l.removeHandler(h); l.propagate = p
+        h.close()
