@@ -22,7 +22,7 @@ from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
 from .buckets import ratio_warning
 from .images import TAIL, ImageError, check_whole, ends_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
-from .storage import Store, is_transient, is_url, local_path, shown_url, store_error
+from .storage import Store, is_transient, is_url, local_path, place, shown_url, store_error
 
 # %% auto #0
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
@@ -949,6 +949,7 @@ def ingest(
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     output = local_path(output, '--output', 'write the JSONL on this machine; the photos may stay where they are')
     _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side)
+    src = place(src, 'SRC')  # file:// is a folder; a URL that cannot serve is one line here
     s = store_source(src, images_root, input_format, storage_options) if is_url(src) else folder_source(Path(src), output, images_root, input_format)
     check_output(output, s.src)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -985,6 +986,7 @@ def default_images_root(
     input_format:str='auto', # As given to `ingest`
 )->Path|str:
     "Where `image_path`s start when `--images-root` is not given: `src` (a URL without its credentials), or for a saved dataset the output's directory."
+    src = place(src, 'SRC')
     if is_url(src): return shown_url(src).rstrip('/')
     fmt = detect_format(src) if input_format == 'auto' else input_format
     return Path(output).parent if fmt == 'dataset' else Path(src)

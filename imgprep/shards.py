@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, hashlib, io, json, math, os, random, re, tempfile
 from collections import Counter
+from contextlib import nullcontext, suppress
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -18,7 +19,7 @@ from fastcore.basics import patch
 from . import __version__
 from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
                           iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
-from .storage import Store, is_url, shown_url
+from .storage import Store, place, shown_url, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .dedup import decision_path, near_duplicate_drops
 from .buckets import bucket_name, parse_bucket
@@ -26,10 +27,10 @@ from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, c
                             npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'tar_header',
-           'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
-           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path', 'tree_of',
-           'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'STORE_LOG',
+           'tar_header', 'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample',
+           'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path',
+           'tree_of', 'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
            'output_shards', 'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable',
            'without_near_duplicates', 'write_shards', 'shard_parser', 'main']
 
@@ -530,8 +531,9 @@ class _ShardRun:
     settled: int = 0 # Commits waited for so far
 
     def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int):
-        "Close `shard`, record it, and commit and journal it on the finishing thread."
-        entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
+        "Close `shard`, record it, and commit and journal it on the finishing thread (which owns it from then on)."
+        try: entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
+        except BaseException: shard.abort(); raise
         self.entries.append(entry)
         self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid)))
         while self.max_pending and len(self.commits) - self.settled > self.max_pending:  # the staging space stays a few shards
@@ -573,8 +575,12 @@ def write_bucket(self:_ShardRun,
                 logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
                 continue
             self.prog.tick()
-            if shard.samples == self.shard_size: self.finish(shard, bucket, consumed, invalid); shard,index,invalid = None,index+1,0
-        if shard is not None and shard.samples: self.finish(shard, bucket, len(samples), invalid); shard = None
+            if shard.samples == self.shard_size:
+                full,shard = shard,None  # the commit's now: an interrupt while `finish` waits must not close it under its upload
+                self.finish(full, bucket, consumed, invalid); index,invalid = index+1,0
+        if shard is not None and shard.samples:
+            last,shard = shard,None
+            self.finish(last, bucket, len(samples), invalid)
     finally:
         if shard is not None: shard.abort()
 
@@ -585,7 +591,10 @@ def write(self:_ShardRun, groups:dict, done:dict):
     try:
         try:
             for b,g in groups.items(): self.write_bucket(b, g, done.get(b, []))
-        finally: self.wait()
+        except BaseException:
+            with suppress(Exception): self.wait()
+            raise
+        self.wait()
     except OSError as e:
         e.filename = e.filename or str(self.out)
         raise
@@ -659,6 +668,8 @@ def without_near_duplicates(
     return kept, file_sha256(path)
 
 # %% ../nbs/07_shards.ipynb #31f765e0
+STORE_LOG = 'store.log' # In the staging directory: what the store's libraries logged
+
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go: a directory, or a URL such as s3://bucket/shards/train
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
@@ -679,42 +690,44 @@ def write_shards(
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
-    store = Store(output_dir, storage_options) if is_url(output_dir) else None
-    out,layout = staging_path(output_dir, staging_dir) if store else Path(output_dir),Stage2Layout(derived_dir)
-    jsonl = Path(jsonl) if jsonl else layout.jsonl
-    if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
-    scan = scan_stage2(jsonl, layout, progress_every)
-    samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates, accept_stale_decisions)
-    flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
-    groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
-    keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
-    for b in buckets or []:
-        if b not in groups: logger.warning(f'bucket {b}: no ready samples')
-    if dry_run:
-        check_existing(out, flags, overwrite, store)
-        return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
-    counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
-    if not groups:
-        check_existing(out, flags, overwrite, store)
-        return _nothing_to_write(counts)
-    out.mkdir(parents=True, exist_ok=True)
-    with exclusive_dir(out, 'imgprep_shard'):
-        tidy_output(out, store)
-        done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
-        run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
-        run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
-        if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
-        else: run.journal.start(flags, source)
-        if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
-        else: store.remove(MANIFEST_NAME)
-        try: run.write(groups, done)
-        finally: run.prog.close()
-        _remove_unplanned(out, run.entries, store)
-        counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-        _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
-                                                 flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
-        run.journal.remove()
-    return counts
+    where = place(output_dir, '--output-dir', output=True)
+    store = Store(where, storage_options) if isinstance(where, str) else None
+    out,layout = staging_path(where, staging_dir) if store else where,Stage2Layout(derived_dir)
+    with store_log(out/STORE_LOG, store.opts) if store else nullcontext():  # the store's libraries talk to a file, not over the one line
+        jsonl = Path(jsonl) if jsonl else layout.jsonl
+        if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
+        scan = scan_stage2(jsonl, layout, progress_every)
+        samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates, accept_stale_decisions)
+        flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
+        groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
+        keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
+        for b in buckets or []:
+            if b not in groups: logger.warning(f'bucket {b}: no ready samples')
+        if dry_run:
+            check_existing(out, flags, overwrite, store)
+            return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
+        counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
+        if not groups:
+            check_existing(out, flags, overwrite, store)
+            return _nothing_to_write(counts)
+        out.mkdir(parents=True, exist_ok=True)
+        with exclusive_dir(out, 'imgprep_shard'):
+            tidy_output(out, store)
+            done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
+            run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
+            run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
+            if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
+            else: run.journal.start(flags, source)
+            if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
+            else: store.remove(MANIFEST_NAME)
+            try: run.write(groups, done)
+            finally: run.prog.close()
+            _remove_unplanned(out, run.entries, store)
+            counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
+            _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
+                                                     flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
+            run.journal.remove()
+        return counts
 
 # %% ../nbs/07_shards.ipynb #93e55425
 def shard_parser()->argparse.ArgumentParser:

@@ -4,18 +4,20 @@
 
 # %% ../nbs/00b_storage.ipynb #st0imports
 from __future__ import annotations
-import json, os, re
+import json, logging, os, re
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from fastcore.basics import patch
 
 from .core import ImgprepError, one_line
 
 # %% auto #0
-__all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub',
-           'local_path', 'StoreError', 'filesystem', 'store_error', 'is_transient', 'Store']
+__all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
+           'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
+           'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store',
+           'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -87,6 +89,9 @@ def local_path(
 
 # %% ../nbs/00b_storage.ipynb #st0filesystem
 CLOUD_EXTRA = 'pip install -e ".[cloud]"'
+LOCAL_SCHEMES = {'file', 'local'} # fsspec's names for this machine's filesystem
+IN_PROCESS = {'memory'} # fsspec stores held in this process's memory: nothing written there outlives it
+GOOGLE_SCHEMES = {'gs', 'gcs'}
 
 class StoreError(ImgprepError):
     "A store refused or could not be reached: the message names the URL (`shown_url`) and never a credential."
@@ -95,23 +100,81 @@ class StoreError(ImgprepError):
         super().__init__(msg)
         if exit_status is not None: self.exit_status = exit_status
 
+def _filesystem_class(url:str):
+    "The fsspec class of `url`'s scheme; one line when the scheme is unknown or its library is not installed."
+    shown,scheme = shown_url(url),url_scheme(url)
+    try:
+        import fsspec
+        return fsspec.get_filesystem_class(scheme)
+    except ImportError: raise ImgprepError(f'{shown}: {scheme}:// URLs need the cloud extra; install it with {CLOUD_EXTRA}') from None
+    except ValueError: raise ImgprepError(f'{shown}: unknown URL scheme {scheme!r}; give a local path or an fsspec URL such as s3://bucket/prefix or gs://bucket/prefix') from None
+
 def filesystem(
     url:str, # An fsspec URL such as `s3://bucket/prefix`
     storage_options:str|dict|None=None, # See `parse_options`
 )->tuple: # (fsspec filesystem, the path inside it)
     "The fsspec filesystem of `url` and the path it names, opened with `storage_options`."
     shown,scheme = shown_url(url),url_scheme(url)
-    try:
-        import fsspec
-        fsspec.get_filesystem_class(scheme)
-    except ImportError: raise ImgprepError(f'{shown}: {scheme}:// URLs need the cloud extra; install it with {CLOUD_EXTRA}') from None
-    except ValueError: raise ImgprepError(f'{shown}: unknown URL scheme {scheme!r}; give a local path or an fsspec URL such as s3://bucket/prefix or gs://bucket/prefix') from None
+    _filesystem_class(url)
+    if scheme not in LOCAL_SCHEMES | IN_PROCESS and not urlsplit(url).netloc.rpartition('@')[2]:
+        raise ImgprepError(f'{shown}: no bucket named; give {scheme}://BUCKET/prefix')
     opts = parse_options(storage_options)
+    if scheme in GOOGLE_SCHEMES and 'token' not in opts: google_credentials(shown)
+    import fsspec
     try: return fsspec.core.url_to_fs(url, **opts)
     except ImportError: raise ImgprepError(f'{shown}: {scheme}:// URLs need the cloud extra; install it with {CLOUD_EXTRA}') from None
     except (TypeError, ValueError) as e: raise ImgprepError(f'{shown}: the storage options do not fit a {scheme}:// store ({scrub(one_line(e), opts)})') from None
 
+# %% ../nbs/00b_storage.ipynb #st0google
+def google_credentials(
+    shown:str, # The URL, as it may be shown
+):
+    "Refuse `shown` at once (`StoreError`) when Google's credential chain finds none, rather than let gcsfs go on anonymously."
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+    try: google.auth.default()
+    except DefaultCredentialsError as e:
+        why = one_line(e, typed=False).split(' To set up')[0].rstrip('.')
+        raise StoreError(f"{shown}: no credentials found ({why}); run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS, "
+                         """or pass --storage-options (for a public bucket: '{"token": "anon"}')""") from None
+
+# %% ../nbs/00b_storage.ipynb #st0place
+OBJECT_STORES = {'s3', 's3a', 'gs', 'gcs'} # What `place` accepts besides local paths: the stores of the cloud extra (S3, R2, MinIO, GCS)
+
+def place(
+    p:str|Path, # A path or URL, as the user gave it
+    flag:str, # The flag (or argument) it came from, named in a refusal
+    output:bool=False, # The command writes there: it must outlive the command
+)->Path|str: # A `Path` for this machine's files (`file://` included), else the URL
+    "Where a command reads or writes, as a local `Path` or a store's URL; a URL that cannot serve is refused in one line."
+    if not is_url(p): return Path(p)
+    scheme,shown = url_scheme(p),shown_url(p)
+    if scheme in LOCAL_SCHEMES:
+        rest = p.split('://', 1)[1]
+        return Path(unquote(rest[len('localhost'):] if rest.startswith('localhost/') else rest))
+    if output and scheme in IN_PROCESS:
+        raise ImgprepError(f"{flag} {shown}: a {scheme}:// store lives in this process's memory and is gone when the command ends; "
+                           'give a directory or a bucket, such as s3://bucket/prefix')
+    if scheme not in OBJECT_STORES | IN_PROCESS:
+        if not _known(scheme): _filesystem_class(p)  # a scheme fsspec does not know is named as such
+        raise ImgprepError(f'{flag} {shown}: {scheme}:// is not an object store; give a local path or an s3:// (S3, R2, MinIO) or gs:// URL')
+    return p
+
+def _known(scheme:str)->bool:
+    "Whether fsspec knows `scheme` (its library installed or not)."
+    try: from fsspec.registry import known_implementations, registry
+    except ImportError: return True
+    return scheme in known_implementations or scheme in registry
+
 # %% ../nbs/00b_storage.ipynb #st0storeerror
+_NO_BUCKET = re.compile(r'bucket does not exist|NoSuchBucket', re.I)
+
+def no_bucket(
+    e:BaseException, # What the store's library raised
+)->bool:
+    "Whether `e` says the bucket does not exist (in the store's own words: a key such as `bucket_1024x1024/...` is not a bucket)."
+    return isinstance(e, FileNotFoundError) and any(isinstance(a, str) and _NO_BUCKET.search(a) for a in e.args)
+
 _CONNECTION = {'EndpointConnectionError', 'ConnectionError', 'ConnectTimeoutError', 'ReadTimeoutError', 'ClientConnectorError',
                'ServerDisconnectedError', 'ClientOSError', 'TimeoutError', 'ConnectionRefusedError', 'ResponseStreamingError'}
 
@@ -126,7 +189,7 @@ def store_error(
         why = 'no credentials found; set them as the store\'s own tools expect (for S3: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE), or pass --storage-options'
     elif isinstance(e, PermissionError) or 'AccessDenied' in msg or 'Forbidden' in msg:
         why = 'access denied; check the credentials and the bucket\'s permissions'
-    elif isinstance(e, FileNotFoundError) and 'bucket' in msg.lower():
+    elif no_bucket(e):
         why = 'no such bucket; create it, or fix the URL'
     elif isinstance(e, FileNotFoundError): why = 'no such object'
     elif names & _CONNECTION:
@@ -149,9 +212,8 @@ class Store:
                  url:str, # Such as `s3://bucket/shards/train`
                  storage_options:str|dict|None=None): # See `parse_options`
         self.opts = parse_options(storage_options)
-        self.url = url.rstrip('/')
-        self.fs,self.root = filesystem(self.url, self.opts)
-        self.root = self.root.rstrip('/')
+        self.fs,root = filesystem(url, self.opts)  # before the slashes go: `s3://` is no bucket, not a URL `s3:`
+        self.url,self.root = url.rstrip('/'),root.rstrip('/')
 
     def __repr__(self): return f'Store({shown_url(self.url)!r})'
     def url_of(self, rel:str='')->str: return f'{self.url}/{rel}' if rel else self.url
@@ -171,7 +233,7 @@ def info(self:Store, rel:str)->dict|None:
     with self.errors(rel):
         try: i = self.fs.info(self.path_of(rel))
         except FileNotFoundError as e:
-            if 'bucket' in str(e).lower(): raise
+            if no_bucket(e): raise
             return None
     if i.get('type') == 'directory': return None
     return dict(size=i['size'], etag=_etag(i))
@@ -185,7 +247,7 @@ def files(self:Store)->list:
         self.fs.invalidate_cache()
         try: found = self.fs.find(self.root)
         except FileNotFoundError as e:
-            if 'bucket' in str(e).lower(): raise
+            if no_bucket(e): raise
             return []
     n = len(self.root) + 1
     return sorted(p[n:] for p in found if p.startswith(self.root + '/'))
@@ -244,8 +306,42 @@ def listing(self:Store)->dict:
         self.fs.invalidate_cache()
         try: found = self.fs.find(self.root, detail=True)
         except FileNotFoundError as e:
-            if 'bucket' in str(e).lower(): raise
+            if no_bucket(e): raise
             return {}
     n = len(self.root) + 1
     return {p[n:]: dict(size=i['size'], etag=_etag(i)) for p,i in sorted(found.items())
             if p.startswith(self.root + '/') and i.get('type') != 'directory'}
+
+# %% ../nbs/00b_storage.ipynb #st0log
+STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
+
+class _LogFile(logging.FileHandler):
+    "Appends to `path` (its folder made) only once something is logged; every line with the secrets of `opts` masked."
+    def __init__(self, path:Path, opts:dict|None):
+        super().__init__(path, delay=True)
+        self.opts = opts
+        self.setFormatter(logging.Formatter('%(asctime)s %(name)s %(levelname)s: %(message)s'))
+    def format(self, record)->str: return scrub(super().format(record), self.opts)
+    def _open(self):
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+@contextmanager
+def store_log(
+    path:str|Path, # The log file, appended to
+    opts:dict|None=None, # The storage options in use (their secrets are masked)
+):
+    "Inside the block, what the store's libraries log goes to `path`, not the terminal; a `StoreError` leaving it names `path` when the block wrote there."
+    path,h = Path(path),_LogFile(Path(path), opts)
+    size = path.stat().st_size if path.exists() else 0
+    loggers = [logging.getLogger(n) for n in STORE_LOGGERS]
+    saved = [l.propagate for l in loggers]
+    for l in loggers: l.addHandler(h); l.propagate = False
+    try: yield path
+    except StoreError as e:
+        h.flush()
+        if path.exists() and path.stat().st_size > size: e.args = (f'{e}; details in {path}',)
+        raise
+    finally:
+        for l,p in zip(loggers, saved): l.removeHandler(h); l.propagate = p
+        h.close()
