@@ -718,8 +718,7 @@ def write_shards(
             run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
             if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
             else: run.journal.start(flags, source)
-            if store is None: (out/MANIFEST_NAME).unlink(missing_ok=True)
-            else: store.remove(MANIFEST_NAME)
+            store.remove(MANIFEST_NAME) if store else (out/MANIFEST_NAME).unlink(missing_ok=True)  # the manifest, written last, is the commit
             try: run.write(groups, done)
             finally: run.prog.close()
             _remove_unplanned(out, run.entries, store)
