@@ -11,12 +11,8 @@ expected = cfg_keys + "lib_name user branch license status min_python audience l
 for o in expected: assert o in cfg, "missing expected setting: {}".format(o)
 setup_cfg = {o:cfg[o] for o in cfg_keys}
 
-licenses = {
-    'apache2': ('Apache Software License 2.0','OSI Approved :: Apache Software License'),
-    'mit': ('MIT License', 'OSI Approved :: MIT License'),
-    'gpl2': ('GNU General Public License v2', 'OSI Approved :: GNU General Public License v2 (GPLv2)'),
-    'gpl3': ('GNU General Public License v3', 'OSI Approved :: GNU General Public License v3 (GPLv3)'),
-    'bsd3': ('BSD License', 'OSI Approved :: BSD License'),
+licenses = { # SPDX expressions: setuptools deprecates the "License ::" classifiers in their favour
+    'apache2': 'Apache-2.0', 'mit': 'MIT', 'gpl2': 'GPL-2.0-only', 'gpl3': 'GPL-3.0-only', 'bsd3': 'BSD-3-Clause',
 }
 statuses = [ '1 - Planning', '2 - Pre-Alpha', '3 - Alpha',
     '4 - Beta', '5 - Production/Stable', '6 - Mature', '7 - Inactive' ]
@@ -25,7 +21,7 @@ py_versions = '3.6 3.7 3.8 3.9 3.10 3.11 3.12'.split()
 requirements = shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
-lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
+lic = licenses.get(cfg['license'].lower(), cfg['license'])
 ray_requirements = (cfg.get('ray_requirements') or '').split()  # `pip install -e ".[ray]"`: Stage 2 and the Arrow tool on a Ray cluster
 dedup_requirements = (cfg.get('dedup_requirements') or '').split()  # `pip install -e ".[dedup]"`: the approximate index of imgprep_dedup
 cloud_requirements = (cfg.get('cloud_requirements') or '').split()  # `pip install -e ".[cloud]"`: s3://, gs:// and other fsspec URLs in place of paths
@@ -40,12 +36,12 @@ setup_cfg['package_data'] = package_data
 
 setuptools.setup(
     name = cfg['lib_name'],
-    license = lic[0],
+    license = lic,
     classifiers = [
         'Development Status :: ' + statuses[int(cfg['status'])],
         'Intended Audience :: ' + cfg['audience'].title(),
         'Natural Language :: ' + cfg['language'].title(),
-    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]] + (['License :: ' + lic[1] ] if lic[1] else []),
+    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]],
     url = cfg['git_url'],
     packages = setuptools.find_packages(),
     include_package_data = True,

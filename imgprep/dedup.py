@@ -19,10 +19,10 @@ from .tiny_models import random_weights
 # %% auto #0
 __all__ = ['CURATION_DIR', 'DECISION_NAME', 'DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES',
            'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path',
-           'TreeVectors', 'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components',
-           'keep_order', 'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision',
-           'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
-           'main']
+           'TreeVectors', 'stage2_tree', 'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs',
+           'components', 'keep_order', 'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance',
+           'read_decision', 'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report',
+           'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
@@ -78,12 +78,19 @@ class TreeVectors:
         return out
 
 # %% ../nbs/06e_dedup.ipynb #9a9104df
+def stage2_tree(
+    base:str|Path, # The Stage 2 base directory
+)->Stage2Layout:
+    "The layout of the tree at `base`; `ImgprepError` when it has no metadata."
+    lay = Stage2Layout(base)
+    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
+    return lay
+
 def tree_vectors(
     base:str|Path, # The Stage 2 base directory
 )->TreeVectors:
     "The DINOv3 rows of the tree at `base` (vectors not read yet); `ImgprepError` when it has none."
-    lay = Stage2Layout(base)
-    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
+    lay = stage2_tree(base)
     have = lay.existing_ids('dinov3') if lay.dir('dinov3').is_dir() else set()
     if not have: raise ImgprepError(f'{shown(lay.base)}: no DINOv3 vectors; run imgprep_stage2 with dinov3 (--kinds dinov3)')
     ids,pixels,caption,split,inputs,seen,missing = [],[],[],[],[],set(),0
@@ -375,7 +382,7 @@ def find_near_duplicates(
     if check: return dict(dropped=len(near_duplicate_drops(derived_dir)))
     _check_args(threshold, keep, method, neighbours, nprobe)
     if report: return _report(tv := tree_vectors(derived_dir), *search(tv, None, method, _device(device), neighbours, nprobe)[:2])
-    with exclusive_dir(Stage2Layout(derived_dir).base, 'imgprep_dedup'):  # the tree's lock, as ingest and Stage 2 take it: no vector changes meanwhile
+    with exclusive_dir(stage2_tree(derived_dir).base, 'imgprep_dedup'):  # the tree's lock, as ingest and Stage 2 take it: no vector changes meanwhile
         tv,device = tree_vectors(derived_dir),_device(device)
         (cur := tv.lay.base/CURATION_DIR).mkdir(exist_ok=True)
         remove_temps(cur)

@@ -308,6 +308,8 @@ def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:st
         if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
         if recorded is None and merged is not None and not any(run.have.values()): merged = {**merged, MADE_FROM_CHECKED: True}  # a new tree
+        if MADE_FROM in (accept or ()) and merged is not None and not merged.get(MADE_FROM_CHECKED):  # the user vouches for an older tree
+            merged = {**merged, MADE_FROM_CHECKED: True, 'accepted': [*merged.get('accepted', []), dict(field=MADE_FROM)]}
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
     finally:
         if fd is not None: os.close(fd)
@@ -393,7 +395,7 @@ def run_stage2(
     engine:str='local', # Where the encode step runs: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
     recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
-    accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype, or unknown (repeatable)
+    accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype; unknown; or made_from, to vouch for an older tree's made_from (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
     progress_every:int=500, # A progress line every this many arrays written and every 10 s, with rate and time left; a bar on a terminal (0: never)
     verify:bool=False, # Only check the Stage 2 tree and report every inconsistency, changing nothing; exit 1 if any
@@ -549,7 +551,8 @@ def verify_stage2(
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
     if recorded and enc is not None and not enc.get(MADE_FROM_CHECKED):
         bad('unchecked_made_from', lay.base/ENCODERS_NAME, "made by an imgprep that could record an edited caption's or a replaced photo's new input on the "
-            f"old array; imgprep_stage2 --recheck {','.join(kinds)} makes each array again, names those that differed, and records that the tree holds")
+            f"old array; imgprep_stage2 --recheck {','.join(kinds)} makes each array again, names those that differed, and records that the tree holds "
+            "(if no caption was edited and no photo replaced since the tree was made, --accept made_from records that instead)")
     c['missing_npy'] = sum(c[f'missing_{k}'] for k in kinds)
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
 

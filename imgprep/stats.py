@@ -21,7 +21,7 @@ from .loader import MANIFEST_MAX_BYTES, shard_kinds, shard_resolutions, tar_samp
 
 # %% auto #0
 __all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
-           'collect_stats', 'find_source', 'latent_stats', 'stats_parser', 'main']
+           'collect_stats', 'beside_shards', 'find_source', 'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -212,6 +212,13 @@ def collect_stats(
 # %% ../nbs/08a_stats.ipynb #6f6d2524
 STATS_NAME = 'latent_stats.json'
 
+def beside_shards(
+    d:Path, # A shard set's directory
+)->Path:
+    "Where a shard set's statistics go by default: a file beside its directory, named after it (`shards/train` -> `shards/train.latent_stats.json`)."
+    d = d.absolute()
+    return d.parent/f'{d.name}.{STATS_NAME}'
+
 def _shard_set(tar:Path)->tuple:
     "(kinds, encoders) of the shard set a shard belongs to, from the manifest of its directory (`<dir>/bucket_<WxH>/shard-*.tar`)."
     d = Path(tar).parent.parent
@@ -223,18 +230,18 @@ def _shard_set(tar:Path)->tuple:
 def find_source(
     path:str|Path, # Stage 2 base directory or JSONL, shards directory, or one .tar
 )->tuple: # ('stage2', jsonl) or ('shards', [tar paths]), and the default output path
-    "Say what `path` holds and where its statistics go by default."
+    "Say what `path` holds and where its statistics go by default: into a Stage 2 tree, but beside a shard set, never into it (its files are what a trainer reads)."
     p = Path(path)
-    if p.is_file() and p.suffix == '.tar': return 'shards', [p], p.parent/STATS_NAME
+    if p.is_file() and p.suffix == '.tar': return 'shards', [p], beside_shards(p.parent.parent)
     if p.is_file(): return 'stage2', p, p.parent/STATS_NAME
     if (p/JSONL_NAME).is_file(): return 'stage2', p/JSONL_NAME, p/STATS_NAME
-    if tars := existing_shards(p): return 'shards', tars, p/STATS_NAME
+    if tars := existing_shards(p): return 'shards', tars, beside_shards(p)
     raise FileNotFoundError(f'{p}: neither a Stage 2 tree (no {JSONL_NAME}) nor a directory of .tar shards; '
                             'run imgprep_stage2 or imgprep_shard first')
 
 def latent_stats(
     path:str|Path, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
-    output:str|Path|None=None, # Where to write the JSON (default `latent_stats.json` beside the data)
+    output:str|Path|None=None, # Where to write the JSON (default: latent_stats.json in a Stage 2 tree; beside a shard set's directory, <dir>.latent_stats.json)
     progress_every:int=1000, # Print a progress line every this many samples (0: never)
 )->dict: # What was written to `output`
     "Stream the statistics of `path` and write them atomically to `output`."
@@ -260,6 +267,7 @@ def main(
 ):
     "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
     a = stats_parser().parse_args(argv)
-    run_cli('imgprep_stats', lambda: latent_stats(a.path, a.output, a.progress_every)['counts'])
+    out = a.output or find_source(a.path)[2]  # said on the counters line: where the file went
+    run_cli('imgprep_stats', lambda: {**latent_stats(a.path, out, a.progress_every)['counts'], 'output': str(out)})
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stats`, not a notebook run
