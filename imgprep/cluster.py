@@ -156,7 +156,7 @@ class RayWorkers(Workers):
 
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
-                 address:str='local', # See `start_ray`
+                 address:str='auto', # See `start_ray`
                  window:int=4096, # Tasks per Ray Data execution (the actors load their models once per window)
                  meanwhile:Callable|None=None, # The caller's own start-up work, done before the cluster is joined (a refusal starts no cluster)
                  log:str|Path|None=None): # Where Ray's own output goes (default: imgprep-ray-PID.log in the temporary directory)
@@ -214,11 +214,11 @@ def metadata(self:RayWorkers)->dict:
 
 def ray_workers(
     spec, # Picklable; has `worker(device)`
-    placement:Placement, # Its `address`: the cluster to join (default: local)
+    placement:Placement, # Its `address`: the cluster to join (default: auto, the running one)
     meanwhile:Callable|None=None, # The caller's start-up work, done before the cluster is joined
 )->RayWorkers:
     "The `ray` engine of `imgprep.pool.ENGINES`."
-    return RayWorkers(spec, placement.address or 'local', meanwhile=meanwhile)
+    return RayWorkers(spec, placement.address or 'auto', meanwhile=meanwhile)
 
 # %% ../nbs/05b_cluster.ipynb #e9ba8145c
 @patch
