@@ -692,7 +692,7 @@ def embed_arrow(
     dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
     progress:bool=True, # Print a line per shard
     ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
-    engine:str='local', # Where the workers run: local (this machine), ray (the same as --ray), or an engine added with imgprep.pool.register_engine
+    engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     storage_options:str|None=None, # For URLs: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For URLs: where a dataset is copied and output files wait for their upload (default: the system's temporary directory)
 )->dict: # Counters

@@ -4,7 +4,7 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import logging, os, pickle, signal, socket, sys, tempfile, warnings
+import logging, os, pickle, shutil, signal, socket, sys, tempfile, warnings
 from pathlib import Path
 
 from fastcore.basics import patch
@@ -67,6 +67,7 @@ def _stop_started():
 
 def start_ray(
     address:str, # 'local' (a cluster on this machine for this run), 'auto' (the running cluster) or HOST:PORT
+    temp_dir:str|Path|None=None, # For 'local': the directory of the cluster's sockets, session and logs (default: a new one, left to the caller)
 )->tuple: # (ray, True when this call started the cluster)
     "Connect to (or start) a Ray cluster, its logs kept to warnings."
     ray = import_ray()
@@ -75,9 +76,10 @@ def start_ray(
         raise ImgprepError(f'--ray {address}: cannot connect to a Ray cluster ({why}); start one with `ray start --head`, or use --ray local')
     logging.getLogger('ray').setLevel(logging.WARNING)
     kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if address == 'local': kw |= dict(_node_ip_address='127.0.0.1', _temp_dir=str(temp_dir or tempfile.mkdtemp(prefix='imgprep-ray-')))
     for tried in range(1, STARTS+1 if address == 'local' else 2):
         try:
-            ray.init(**(dict(address='local', _node_ip_address='127.0.0.1', **kw) if address == 'local' else dict(address=address, **_loopback(address), **kw)))
+            ray.init(address=address, **(kw if address == 'local' else _loopback(address) | kw))
             break
         except Exception as e:
             why = one_line(e, typed=False)
@@ -156,7 +158,7 @@ class RayWorkers(Workers):
 
     def __init__(self,
                  spec, # Picklable; has `worker(device)`
-                 address:str='local', # See `start_ray`
+                 address:str='auto', # See `start_ray`
                  window:int=4096, # Tasks per Ray Data execution (the actors load their models once per window)
                  meanwhile:Callable|None=None, # The caller's own start-up work, done before the cluster is joined (a refusal starts no cluster)
                  log:str|Path|None=None): # Where Ray's own output goes (default: imgprep-ray-PID.log in the temporary directory)
@@ -168,8 +170,9 @@ class RayWorkers(Workers):
         if self.address != 'local' and (why := unanswered(self.address)):  # before Ray prints a word
             raise ImgprepError(f'--ray {self.address}: cannot connect to a Ray cluster ({why}); start one with `ray start --head`, or use --ray local')
         self.output = OutputTo(self.log).__enter__()
+        self.temp_dir = Path(tempfile.mkdtemp(prefix='imgprep-ray-')) if self.address == 'local' else None
         try:
-            self.ray,self.started = start_ray(self.address)
+            self.ray,self.started = start_ray(self.address, self.temp_dir)
             res = self.ray.cluster_resources()
         except BaseException as e:
             self.close()
@@ -200,7 +203,9 @@ class RayWorkers(Workers):
 
     def __exit__(self, *exc):
         self.close()
-        if exc[0] is None: self.log.unlink(missing_ok=True)  # kept when the run failed: its last line may name it
+        if exc[0] is None:  # both kept when the run failed: its last line may name the log, and Ray's own logs are in the directory
+            self.log.unlink(missing_ok=True)
+            if self.temp_dir: shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 # %% ../nbs/05b_cluster.ipynb #r0metacode
 @patch(as_prop=True)
@@ -214,11 +219,11 @@ def metadata(self:RayWorkers)->dict:
 
 def ray_workers(
     spec, # Picklable; has `worker(device)`
-    placement:Placement, # Its `address`: the cluster to join (default: local)
+    placement:Placement, # Its `address`: the cluster to join (default: auto, the running one)
     meanwhile:Callable|None=None, # The caller's start-up work, done before the cluster is joined
 )->RayWorkers:
     "The `ray` engine of `imgprep.pool.ENGINES`."
-    return RayWorkers(spec, placement.address or 'local', meanwhile=meanwhile)
+    return RayWorkers(spec, placement.address or 'auto', meanwhile=meanwhile)
 
 # %% ../nbs/05b_cluster.ipynb #e9ba8145c
 @patch

@@ -294,15 +294,31 @@ def other_settings(
     shape,dtype = found
     return check_embedding(k, np.broadcast_to(np.zeros((), dtype), shape), k.shapes(rec, settings))
 
+# %% ../nbs/06c_commit.ipynb #c0aside
+def _moved(
+    src:Path, # The file to move
+    dst:Path, # Its new name
+)->bool: # False when `dst` exists (nothing moved)
+    "Move `src` to `dst` unless a file of that name exists."
+    try: os.link(src, dst)
+    except FileExistsError: return False
+    except OSError:  # no hard links here: look, then move
+        if dst.exists(): return False
+        os.replace(src, dst)
+        return True
+    src.unlink()
+    return True
+
 def set_aside(
     lay:Stage2Layout, # The tree
     kind:str, # A kind
     image_id:str, # Whose array
 )->Path: # Where it is now
-    "Move the `kind` array of `image_id` to `<base>/orphans/<directory>/`, where no record names it."
+    "Move the `kind` array of `image_id` to `<base>/orphans/<directory>/`, where no record names it, replacing no earlier orphan."
     d = lay.base/ORPHANS_DIR/kind_of(kind).directory
     d.mkdir(parents=True, exist_ok=True)
-    os.replace(lay.npy_path(kind, image_id), dst := d/f'{image_id}.npy')
+    src,dst,n = lay.npy_path(kind, image_id),d/f'{image_id}.npy',0
+    while not _moved(src, dst): n += 1; dst = d/f'{image_id}.{n}.npy'
     return dst
 
 # %% ../nbs/06c_commit.ipynb #c0otherrefuse

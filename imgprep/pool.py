@@ -311,7 +311,7 @@ class Placement:
     workers:int = 1 # Worker processes on `device` when not on several GPUs (local engine)
     num_gpus:int|None = 0 # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU, when there are several (local engine)
     threads:int|None = None # torch CPU threads per worker (local engine; default: cores / workers, one worker: unchanged)
-    address:str|None = None # The cluster an engine joins (ray: auto, HOST:PORT or local)
+    address:str|None = None # The cluster an engine joins (ray: auto, HOST:PORT or local; None: the engine's default, auto for ray)
 
     def sharing(self)->int:
         "How many workers of the run share this machine's cores: the local engine's workers, one for an engine that places them itself."
@@ -377,7 +377,7 @@ def check_counts(
 
 # %% ../nbs/05a_pool.ipynb #e19510556
 def placement(
-    engine:str='local', # A name in `ENGINES`
+    engine:str|None=None, # A name in `ENGINES` (default: local; ray with `ray`)
     ray:str|None=None, # `--ray ADDRESS`: the ray engine, joining ADDRESS
     device:str='auto', # Device of the local engine's workers
     workers:int=1, # The local engine's worker processes
@@ -386,9 +386,8 @@ def placement(
 )->Placement:
     "The placement flags as a `Placement`; counts that make no sense, an unknown engine, or one that cannot run here, stop the run in one line."
     check_counts(workers, num_gpus, threads)
-    if ray:
-        if engine not in ('local', 'ray'): raise ImgprepError(f'--engine {engine} and --ray {ray}: give one of them (--ray ADDRESS is --engine ray)')
-        engine = 'ray'
+    if ray and engine not in (None, 'ray'): raise ImgprepError(f'--engine {engine} and --ray {ray}: give one of them (--ray ADDRESS is --engine ray)')
+    engine = 'ray' if ray else engine or 'local'
     if engine not in ENGINES: raise ImgprepError(f"unknown --engine {engine!r}; choose from {', '.join(ENGINES)}")
     if (check := ENGINES[engine].check) is not None: _resolve(check)()
     return Placement(engine, device, workers, num_gpus, threads, ray)
