@@ -274,7 +274,8 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
     current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
-    return recorded, check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
+    merged = check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
+    return recorded, {**merged, MADE_FROM_CHECKED: True} if recorded is None and not present else merged  # a new tree: every made_from will be written as made
 
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
@@ -307,7 +308,6 @@ def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:st
     try:
         if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
-        if recorded is None and merged is not None and not any(run.have.values()): merged = {**merged, MADE_FROM_CHECKED: True}  # a new tree
         if MADE_FROM in (accept or ()) and merged is not None and not merged.get(MADE_FROM_CHECKED):  # the user vouches for an older tree
             merged = {**merged, MADE_FROM_CHECKED: True, 'accepted': [*merged.get('accepted', []), dict(field=MADE_FROM)]}
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)

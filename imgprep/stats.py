@@ -267,7 +267,9 @@ def main(
 ):
     "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
     a = stats_parser().parse_args(argv)
-    out = a.output or find_source(a.path)[2]  # said on the counters line: where the file went
-    run_cli('imgprep_stats', lambda: {**latent_stats(a.path, out, a.progress_every)['counts'], 'output': str(out)})
+    def stats()->dict:
+        out = a.output or find_source(a.path)[2]  # said on the counters line: where the file went
+        return {**latent_stats(a.path, out, a.progress_every)['counts'], 'output': str(out)}
+    run_cli('imgprep_stats', stats)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stats`, not a notebook run
