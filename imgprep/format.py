@@ -387,7 +387,8 @@ def check_encoders(
 )->dict: # What `encoders.json` holds after this run
     "Refuse (`EncodersMismatch`, one line naming the fields) a run whose settings differ from the recorded ones; else the merged record."
     known = (recorded or {}).get('kinds') or {}
-    if unknown := [k for k in present if k not in known and k not in accepted_unknown(recorded)]:  # any of them, made by this run's kinds or not: a record without them would call them new later
+    # with a record, a kind with an inline field may lack an entry: its arrays may have been extracted from Stage 1, made by no model we know
+    if unknown := [k for k in present if k not in known and k not in accepted_unknown(recorded) and (recorded is None or not kind_of(k).inline)]:  # any of them, made by this run's kinds or not: a record without them would call them new later
         if UNKNOWN not in (accept or ()):
             what = 'is missing' if recorded is None else f"has no entry for {', '.join(unknown)}"
             raise EncodersMismatch(f"{where} {what}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore "
