@@ -28,15 +28,15 @@ from .storage import Store, is_transient, is_url, local_path, place, shown_url, 
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
            'OBJECT_THREADS', 'BYTES_IN_FLIGHT', 'RETRIES', 'BLOCK', 'COUNTERS', 'DATASET_COUNTERS', 'SEEN',
-           'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for', 'OutsideRoot',
-           'inspect_data', 'inspect_image', 'decode_text', 'read_caption', 'caption_text', 'caption_from_filename',
-           'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out',
-           'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
+           'PARALLEL_MIN', 'CHUNK', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for',
+           'OutsideRoot', 'inspect_data', 'inspect_image', 'decode_text', 'read_caption', 'caption_text',
+           'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
+           'left_out', 'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
            'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source', 'store_source',
            'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object', 'file_token',
            'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records', 'carry_over',
-           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'source_candidates',
-           'ingest', 'default_images_root', 'next_command', 'ingest_parser', 'main']
+           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'no_val_warning',
+           'source_candidates', 'ingest', 'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -831,11 +831,19 @@ def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
             counts['changed_image'] += 1
             logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
 
+NEAR_LIMIT = 52 # An estimate from here on may be on either side of the 77 tokens: its caption is counted in the estimate's warning
+
 def _flag_long(recs:list, tokenizer, counts:Counter, root:Path):
-    for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):
+    "Count and name the captions over T5's 77 tokens; without a tokenizer, say once that the count is an estimate."
+    ns = caption_tokens([r['caption'] for r in recs], tokenizer)
+    how = 'T5 tokens' if tokenizer else 'T5 tokens by estimate'
+    for r,n in zip(recs, ns):
         if n > T5_MASK_LEN:
             counts['long_caption'] += 1
-            logger.warning(f"{_named(r, root)}: long_caption: about {n} T5 tokens, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+            logger.warning(f"{_named(r, root)}: long_caption: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+    if tokenizer is None and (near := sum(n >= NEAR_LIMIT for n in ns)):
+        logger.warning(f"long_caption={counts['long_caption']} is an estimate (no T5 tokenizer at hand): {near} captions are estimated at "
+                       f"{NEAR_LIMIT} tokens or more, where Stage 2 may cut more or fewer; give --t5-model (the T5 Stage 2 uses) to count exactly")
 
 def _unique_ids(recs:list, counts:Counter, root:Path)->list:
     "Drop (and count) any record whose id another already has, ignoring case: astronomically rare, but checked."
@@ -899,6 +907,16 @@ def nothing_found(
     "The sentence said when `src` gives no image at all."
     if fmt == 'folder': return f'no images were found in {src}: ingest looks for files ending in {" ".join(IMAGE_EXTS)} (any case), skipping hidden files and folders'
     return f'no images were found in {src}: its {"metadata file" if fmt == "metadata" else "dataset"} names none'
+
+def no_val_warning(
+    val_fraction:float|None, # As given to `ingest`
+    written:int, # Images in the output
+    val:int, # Of them, held out as `val`
+)->str|None:
+    "The warning when `--val-fraction` asked for a validation set and held out no image: `imgprep_shard --split val` would have nothing."
+    if not val_fraction or val or not written: return None
+    return (f'--val-fraction {val_fraction} held out no image of {written} (each is val with probability {val_fraction}, by its id): '
+            f'imgprep_shard --split val will have nothing to write; give --val-count 1 (or more) instead')
 
 def _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side):
     "Refuse unusable flag values, naming the flag."
@@ -976,6 +994,7 @@ def ingest(
         if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
         counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
         counts['train'] = len(recs) - counts['val']
+        if why := no_val_warning(val_fraction, len(recs), counts['val']): logger.warning(why)
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
 
