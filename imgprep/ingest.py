@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, time, unicodedata
+import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,14 +45,14 @@ def rel_posix(
     path:str|Path, # Image file
     root:str|Path, # The images root
 )->str:
-    "`path` relative to `root`, with `/` separators and NFC Unicode."
-    return unicodedata.normalize('NFC', PurePosixPath(*Path(os.path.relpath(path, root)).parts).as_posix())
+    "`path` relative to `root`, with `/` separators; its characters as the filesystem gives them, never normalised."
+    return PurePosixPath(*Path(os.path.relpath(path, root)).parts).as_posix()
 
 def image_id_for(
     rel_path:str, # Path relative to the images root
 )->str: # Lower-case slug plus 16 hex digits; no `.`, no `/`
     "The stable, case-insensitively unique `image_id` of the image at `rel_path`."
-    p = unicodedata.normalize('NFC', rel_path.replace('\\', '/'))
+    p = rel_path.replace('\\', '/')
     slug = re.sub(r'[^a-z0-9]+', '_', p.lower()).strip('_')[-SLUG_LEN:].lstrip('_') or 'image'
     return validate_image_id(f"{slug}-{hashlib.sha1(p.encode('utf-8')).hexdigest()[:16]}")
 
@@ -257,7 +257,7 @@ def folder_candidates(
             p = os.path.join(d, f)
             if printable(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
             ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
-            if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, shown(p)))
+            if ok: out.append(Candidate(prefix + f, p, caption, shown(p)))
     return out
 
 # %% ../nbs/04_ingest.ipynb #i0jsonlrows
@@ -525,7 +525,7 @@ def listed_candidates(
         stem,ext = os.path.splitext(rel)
         if _hidden(rel) or ext.lower() not in IMAGE_EXTS: continue
         side = next((stem+e for e in caption_exts if stem+e in s.listing), None)
-        out.append((Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
+        out.append((Candidate(s.prefix + rel, rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
     return out
 
 def _object_caption(s:Source, rel:str)->str|UnreadableFile:
@@ -581,7 +581,7 @@ def listed_metadata_candidates(
             logger.warning(f'{where}: missing_image: {shown_url(s.store.url_of(rel))} does not exist; row left out')
         else:
             cap = row.get(caption_column)
-            out.append(Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
+            out.append(Candidate(s.prefix + rel, rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
     return out
 
 # %% ../nbs/04_ingest.ipynb #i0bucketread
