@@ -20,10 +20,10 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line', 'setup_logging',
            'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key',
            'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
-           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable',
-           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir', 'fault',
-           'os_error_line', 'run_cli', 'cli_parser']
+           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
+           'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
+           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir',
+           'fault', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -280,6 +280,24 @@ def atomic_copy(
     "Copy the file `src` to `dst` atomically."
     with open(src, 'rb') as i, atomic_writer(dst) as o: shutil.copyfileobj(i, o, bufsize)
     return Path(dst)
+
+# %% ../nbs/00_core.ipynb #c0seal
+def seal(
+    h, # A `hashlib.sha256` fed every line above the seal, header included
+    rows:int, # How many lines follow the header
+)->dict:
+    "The last line of a sealed file, as a dict to write in the file's own JSON style."
+    return dict(rows=rows, sha256=h.hexdigest())
+
+def unseal(
+    raw:bytes, # The whole file
+)->list|None: # Every line above the seal, parsed, the header first
+    "The lines of a file that ends with its `seal`; None when it is cut short, edited or not one."
+    body,_,last = raw.rstrip(b'\n').rpartition(b'\n')
+    try: end,lines = json.loads(last),[json.loads(l) for l in body.split(b'\n')]
+    except ValueError: return None
+    ok = isinstance(end, dict) and end.get('rows') == len(lines) - 1 and end.get('sha256') == hashlib.sha256(body + b'\n').hexdigest()
+    return lines if ok else None
 
 # %% ../nbs/00_core.ipynb #ec5f2e71
 def is_inside(

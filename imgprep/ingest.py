@@ -17,7 +17,7 @@ from PIL import Image
 
 from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
                           atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
-                          printable, shown, validate_image_id)
+                          printable, seal, shown, unseal, validate_image_id)
 from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
 from .buckets import ratio_warning
@@ -28,15 +28,16 @@ from .storage import Store, is_transient, is_url, local_path, place, shown_url, 
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
            'OBJECT_THREADS', 'BYTES_IN_FLIGHT', 'RETRIES', 'BLOCK', 'COUNTERS', 'DATASET_COUNTERS', 'SEEN',
-           'PARALLEL_MIN', 'CHUNK', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for',
-           'OutsideRoot', 'inspect_data', 'inspect_image', 'decode_text', 'read_caption', 'caption_text',
-           'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format',
-           'left_out', 'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
-           'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source', 'store_source',
-           'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object', 'file_token',
-           'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records', 'carry_over',
-           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'no_val_warning',
-           'source_candidates', 'ingest', 'default_images_root', 'next_command', 'ingest_parser', 'main']
+           'SEEN_VERSION', 'PARALLEL_MIN', 'CHUNK', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix',
+           'image_id_for', 'OutsideRoot', 'inspect_data', 'inspect_image', 'decode_text', 'read_caption',
+           'caption_text', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate',
+           'detect_format', 'left_out', 'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates',
+           'load_saved_dataset', 'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source',
+           'store_source', 'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object',
+           'file_token', 'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records',
+           'carry_over', 'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found',
+           'no_val_warning', 'source_candidates', 'ingest', 'default_images_root', 'next_command', 'ingest_parser',
+           'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -654,6 +655,7 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
 
 # %% ../nbs/04_ingest.ipynb #i0seen
 SEEN = '.seen.ingest.json' # Suffix of the file beside the output that remembers what inspecting each image found
+SEEN_VERSION = 2 # Of that file; 2: it ends with its `core.seal`
 _IMAGE_ENTRY = {'path': str, 'token': list, 'sha256': str, 'width': int, 'height': int, 'animated': bool, 'decoded': bool}
 _CAPTION_ENTRY = {'path': str, 'token': list, 'caption': str}
 
@@ -681,16 +683,32 @@ def _fits(e)->bool:
     kind = _CAPTION_ENTRY if isinstance(e, dict) and 'caption' in e else _IMAGE_ENTRY
     return isinstance(e, dict) and e.keys() == kind.keys() and all(type(e[k]) is t for k,t in kind.items())
 
+# %% ../nbs/04_ingest.ipynb #i0seenrw
+def _seen_lines(
+    p:Path, # The remembered-inspections file
+    source:str, # As for `read_seen`
+)->tuple: # (the entries, or None; why not)
+    "The entries of `p` when it is sealed, ours, of `source` and well formed; else None and what is wrong with it."
+    try: lines = unseal(read_regular(p))
+    except (UnreadableFile, OSError) as e: return None, f'cannot be read ({e})'
+    if lines is None: return None, 'edited, cut short or not written by imgprep_ingest (its checksum does not match)'
+    head,entries = lines[0],lines[1:]
+    if not isinstance(head, dict) or head.get('version') != SEEN_VERSION: return None, 'not written by this imgprep_ingest'
+    if head.get('source') != source: return None, f"made from another source ({printable(str(head.get('source')))})"
+    if not all(map(_fits, entries)): return None, 'holds entries of another form'
+    return entries, ''
+
 def read_seen(
     output:str|Path, # The output JSONL
     source:str, # The images root it was made from (`Source.key`)
 )->dict: # path -> entry
-    "What the last run over `source` remembered beside `output`; nothing when the file is missing, malformed or of another source."
-    try: lines = read_regular(seen_path(output)).splitlines()
-    except (UnreadableFile, OSError): return {}
-    try: head,entries = json.loads(lines[0]),[json.loads(l) for l in lines[1:]]
-    except (ValueError, IndexError): return {}
-    if head != {'source': source, 'version': 1} or not all(map(_fits, entries)): return {}
+    "What the last run over `source` remembered beside `output`; nothing when there is none, and nothing (with one warning) when it is edited, foreign or of another source."
+    p = seen_path(output)
+    if not os.path.lexists(p): return {}
+    entries,why = _seen_lines(p, source)
+    if entries is None:
+        logger.warning(f'{shown(p)}: {why}; ignored: every image is read again')
+        return {}
     return {e['path']: e for e in entries}
 
 def write_seen(
@@ -699,8 +717,10 @@ def write_seen(
     entries:dict, # path -> entry, of this run
 )->Path:
     "Remember `entries` beside `output`: atomically, after the output, and only when they change."
-    lines = [{'source': source, 'version': 1}, *(entries[k] for k in sorted(entries))]
-    p,data = seen_path(output),b''.join(json.dumps(o, sort_keys=True).encode('ascii') + b'\n' for o in lines)  # escapes survive any name
+    lines = [{'source': source, 'version': SEEN_VERSION}, *(entries[k] for k in sorted(entries))]
+    line = lambda o: json.dumps(o, sort_keys=True).encode('ascii') + b'\n'  # escapes survive any name
+    p,body = seen_path(output),b''.join(map(line, lines))
+    data = body + line(seal(hashlib.sha256(body), len(lines) - 1))
     try: same = read_regular(p) == data
     except (UnreadableFile, OSError): same = False
     if not same: atomic_write_bytes(p, data)
