@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, time
+import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, threading, time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,7 +16,7 @@ from fastcore.basics import chunked
 from PIL import Image
 
 from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
-                          atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
+                          atomic_write_bytes, atomic_writer, cli_parser, die_with_parent, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
                           printable, seal, shown, unseal, validate_image_id)
 from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
@@ -748,7 +748,8 @@ def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
     if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
         for p in paths: yield from _inspect_chunk([p], decode, root)
         return
-    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
+    main = threading.current_thread() is threading.main_thread()  # the parent-death signal follows the thread that forks
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(), main))
     try:
         for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode), repeat(root)): yield from res
     finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
