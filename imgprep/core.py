@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import argparse, codecs, errno, fcntl, hashlib, inspect, json, logging, math, os, shutil, signal, stat, sys, time, unicodedata, uuid
+import argparse, codecs, ctypes, errno, fcntl, hashlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,14 +16,14 @@ import orjson
 from fastcore.docments import docments
 
 # %% auto #0
-__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'ImgprepError',
-           'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line', 'setup_logging',
-           'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path', 'safe_key',
-           'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
-           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'is_inside', 'printable',
-           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir', 'fault',
-           'os_error_line', 'run_cli', 'cli_parser']
+__all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'PR_SET_PDEATHSIG',
+           'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line',
+           'setup_logging', 'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path',
+           'safe_key', 'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
+           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
+           'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
+           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir',
+           'fault', 'die_with_parent', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -281,6 +281,24 @@ def atomic_copy(
     with open(src, 'rb') as i, atomic_writer(dst) as o: shutil.copyfileobj(i, o, bufsize)
     return Path(dst)
 
+# %% ../nbs/00_core.ipynb #c0seal
+def seal(
+    h, # A `hashlib.sha256` fed every line above the seal, header included
+    rows:int, # How many lines follow the header
+)->dict:
+    "The last line of a sealed file, as a dict to write in the file's own JSON style."
+    return dict(rows=rows, sha256=h.hexdigest())
+
+def unseal(
+    raw:bytes, # The whole file
+)->list|None: # Every line above the seal, parsed, the header first
+    "The lines of a file that ends with its `seal`; None when it is cut short, edited or not one."
+    body,_,last = raw.rstrip(b'\n').rpartition(b'\n')
+    try: end,lines = json.loads(last),[json.loads(l) for l in body.split(b'\n')]
+    except ValueError: return None
+    ok = isinstance(end, dict) and end.get('rows') == len(lines) - 1 and end.get('sha256') == hashlib.sha256(body + b'\n').hexdigest()
+    return lines if ok else None
+
 # %% ../nbs/00_core.ipynb #ec5f2e71
 def is_inside(
     path:str|Path, # Any path
@@ -493,6 +511,23 @@ def fault(event:str):
     _fault_counts[event] += 1
     _,n,sig = spec.split(':')
     if _fault_counts[event] == int(n): os.kill(os.getpid(), getattr(signal, 'SIG' + sig))
+
+# %% ../nbs/00_core.ipynb #c0dies
+PR_SET_PDEATHSIG = 1 # prctl(2): the signal a process gets when the thread that started it ends
+
+def die_with_parent(
+    parent:int, # The parent's process id, as the parent read it before starting this process
+    by_signal:bool=True, # Ask Linux for SIGKILL when the parent's starting thread ends: only when that thread is its main one
+):
+    "End this process as soon as `parent` is gone, busy or not: Linux's parent-death signal, and a thread that watches."
+    if by_signal and sys.platform == 'linux':
+        try: ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        except (OSError, AttributeError): pass
+    if os.getppid() != parent: os._exit(1)  # gone before the signal was asked for
+    def watch():
+        while os.getppid() == parent: time.sleep(0.1)
+        os._exit(1)
+    threading.Thread(target=watch, name='imgprep-parent-watch', daemon=True).start()
 
 # %% ../nbs/00_core.ipynb #1d8991b2
 _OS_HINTS = {errno.ENOSPC: 'free some space, then run the same command again: it goes on from where it stopped',

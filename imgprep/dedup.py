@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .core import (ImgprepError, UnreadableFile, atomic_writer, cli_parser, exclusive_dir, iter_jsonl, load_npy, logger, read_regular,
-                          remove_temps, run_cli, shown)
+                          remove_temps, run_cli, seal, shown, unseal)
 from .kinds import Stage2Layout, check_embedding
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
@@ -276,7 +276,7 @@ def write_decision(
         for obj in [header, *rows]:
             b = _line(obj); f.write(b); h.update(b)
             _fault('writing')
-        f.write(_line(dict(rows=len(rows), sha256=h.hexdigest())))
+        f.write(_line(seal(h, len(rows))))
     return path
 
 # %% ../nbs/06e_dedup.ipynb #f3ccf5ce
@@ -293,11 +293,7 @@ def read_decision(
     fix = 'run imgprep_dedup again, or remove it to keep every image'
     try: raw = read_regular(path, max_bytes=DECISION_MAX_BYTES)
     except UnreadableFile as e: raise ImgprepError(f'{e}; {fix}') from None
-    body,_,last = raw.rstrip(b'\n').rpartition(b'\n')
-    try: end,lines = json.loads(last),[json.loads(l) for l in body.split(b'\n')]
-    except ValueError: end,lines = None,[]
-    ok = isinstance(end, dict) and end.get('rows') == len(lines) - 1 and end.get('sha256') == hashlib.sha256(body + b'\n').hexdigest()
-    if not ok: raise ImgprepError(f'{shown(path)}: cut short or edited by hand (its line count or checksum does not match); {fix}')
+    if (lines := unseal(raw)) is None: raise ImgprepError(f'{shown(path)}: cut short or edited by hand (its line count or checksum does not match); {fix}')
     if not isinstance(lines[0], dict) or lines[0].get('format') != DECISION_FORMAT or lines[0].get('version') != 1:
         raise ImgprepError(f'{shown(path)}: not a near-duplicate decision of this imgprep; {fix}')
     return lines[0], lines[1:]

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, time, unicodedata
+import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, threading, time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,8 +16,8 @@ from fastcore.basics import chunked
 from PIL import Image
 
 from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
-                          atomic_write_bytes, atomic_writer, cli_parser, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
-                          printable, shown, validate_image_id)
+                          atomic_write_bytes, atomic_writer, cli_parser, die_with_parent, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
+                          printable, seal, shown, unseal, validate_image_id)
 from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
 from .buckets import ratio_warning
@@ -28,15 +28,16 @@ from .storage import Store, is_transient, is_url, local_path, place, shown_url, 
 __all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
            'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
            'OBJECT_THREADS', 'BYTES_IN_FLIGHT', 'RETRIES', 'BLOCK', 'COUNTERS', 'DATASET_COUNTERS', 'SEEN',
-           'PARALLEL_MIN', 'CHUNK', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix', 'image_id_for', 'OutsideRoot',
-           'inspect_data', 'inspect_image', 'decode_text', 'read_caption', 'caption_text', 'caption_from_filename',
-           'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate', 'detect_format', 'left_out',
-           'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates', 'load_saved_dataset',
-           'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source', 'store_source',
-           'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object', 'file_token',
-           'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records', 'carry_over',
-           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'source_candidates',
-           'ingest', 'default_images_root', 'next_command', 'ingest_parser', 'main']
+           'SEEN_VERSION', 'PARALLEL_MIN', 'CHUNK', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix',
+           'image_id_for', 'OutsideRoot', 'inspect_data', 'inspect_image', 'decode_text', 'read_caption',
+           'caption_text', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate',
+           'detect_format', 'left_out', 'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates',
+           'load_saved_dataset', 'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source',
+           'store_source', 'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object',
+           'file_token', 'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records',
+           'carry_over', 'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found',
+           'no_val_warning', 'source_candidates', 'ingest', 'default_images_root', 'next_command', 'ingest_parser',
+           'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
@@ -45,14 +46,14 @@ def rel_posix(
     path:str|Path, # Image file
     root:str|Path, # The images root
 )->str:
-    "`path` relative to `root`, with `/` separators and NFC Unicode."
-    return unicodedata.normalize('NFC', PurePosixPath(*Path(os.path.relpath(path, root)).parts).as_posix())
+    "`path` relative to `root`, with `/` separators; its characters as the filesystem gives them, never normalised."
+    return PurePosixPath(*Path(os.path.relpath(path, root)).parts).as_posix()
 
 def image_id_for(
     rel_path:str, # Path relative to the images root
 )->str: # Lower-case slug plus 16 hex digits; no `.`, no `/`
     "The stable, case-insensitively unique `image_id` of the image at `rel_path`."
-    p = unicodedata.normalize('NFC', rel_path.replace('\\', '/'))
+    p = rel_path.replace('\\', '/')
     slug = re.sub(r'[^a-z0-9]+', '_', p.lower()).strip('_')[-SLUG_LEN:].lstrip('_') or 'image'
     return validate_image_id(f"{slug}-{hashlib.sha1(p.encode('utf-8')).hexdigest()[:16]}")
 
@@ -257,7 +258,7 @@ def folder_candidates(
             p = os.path.join(d, f)
             if printable(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
             ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
-            if ok: out.append(Candidate(prefix + unicodedata.normalize('NFC', f), p, caption, shown(p)))
+            if ok: out.append(Candidate(prefix + f, p, caption, shown(p)))
     return out
 
 # %% ../nbs/04_ingest.ipynb #i0jsonlrows
@@ -525,7 +526,7 @@ def listed_candidates(
         stem,ext = os.path.splitext(rel)
         if _hidden(rel) or ext.lower() not in IMAGE_EXTS: continue
         side = next((stem+e for e in caption_exts if stem+e in s.listing), None)
-        out.append((Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
+        out.append((Candidate(s.prefix + rel, rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
     return out
 
 def _object_caption(s:Source, rel:str)->str|UnreadableFile:
@@ -581,7 +582,7 @@ def listed_metadata_candidates(
             logger.warning(f'{where}: missing_image: {shown_url(s.store.url_of(rel))} does not exist; row left out')
         else:
             cap = row.get(caption_column)
-            out.append(Candidate(s.prefix + unicodedata.normalize('NFC', rel), rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
+            out.append(Candidate(s.prefix + rel, rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
     return out
 
 # %% ../nbs/04_ingest.ipynb #i0bucketread
@@ -654,6 +655,7 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
 
 # %% ../nbs/04_ingest.ipynb #i0seen
 SEEN = '.seen.ingest.json' # Suffix of the file beside the output that remembers what inspecting each image found
+SEEN_VERSION = 2 # Of that file; 2: it ends with its `core.seal`
 _IMAGE_ENTRY = {'path': str, 'token': list, 'sha256': str, 'width': int, 'height': int, 'animated': bool, 'decoded': bool}
 _CAPTION_ENTRY = {'path': str, 'token': list, 'caption': str}
 
@@ -681,16 +683,32 @@ def _fits(e)->bool:
     kind = _CAPTION_ENTRY if isinstance(e, dict) and 'caption' in e else _IMAGE_ENTRY
     return isinstance(e, dict) and e.keys() == kind.keys() and all(type(e[k]) is t for k,t in kind.items())
 
+# %% ../nbs/04_ingest.ipynb #i0seenrw
+def _seen_lines(
+    p:Path, # The remembered-inspections file
+    source:str, # As for `read_seen`
+)->tuple: # (the entries, or None; why not)
+    "The entries of `p` when it is sealed, ours, of `source` and well formed; else None and what is wrong with it."
+    try: lines = unseal(read_regular(p))
+    except (UnreadableFile, OSError) as e: return None, f'cannot be read ({e})'
+    if lines is None: return None, 'edited, cut short or not written by imgprep_ingest (its checksum does not match)'
+    head,entries = lines[0],lines[1:]
+    if not isinstance(head, dict) or head.get('version') != SEEN_VERSION: return None, 'not written by this imgprep_ingest'
+    if head.get('source') != source: return None, f"made from another source ({printable(str(head.get('source')))})"
+    if not all(map(_fits, entries)): return None, 'holds entries of another form'
+    return entries, ''
+
 def read_seen(
     output:str|Path, # The output JSONL
     source:str, # The images root it was made from (`Source.key`)
 )->dict: # path -> entry
-    "What the last run over `source` remembered beside `output`; nothing when the file is missing, malformed or of another source."
-    try: lines = read_regular(seen_path(output)).splitlines()
-    except (UnreadableFile, OSError): return {}
-    try: head,entries = json.loads(lines[0]),[json.loads(l) for l in lines[1:]]
-    except (ValueError, IndexError): return {}
-    if head != {'source': source, 'version': 1} or not all(map(_fits, entries)): return {}
+    "What the last run over `source` remembered beside `output`; nothing when there is none, and nothing (with one warning) when it is edited, foreign or of another source."
+    p = seen_path(output)
+    if not os.path.lexists(p): return {}
+    entries,why = _seen_lines(p, source)
+    if entries is None:
+        logger.warning(f'{shown(p)}: {why}; ignored: every image is read again')
+        return {}
     return {e['path']: e for e in entries}
 
 def write_seen(
@@ -699,8 +717,10 @@ def write_seen(
     entries:dict, # path -> entry, of this run
 )->Path:
     "Remember `entries` beside `output`: atomically, after the output, and only when they change."
-    lines = [{'source': source, 'version': 1}, *(entries[k] for k in sorted(entries))]
-    p,data = seen_path(output),b''.join(json.dumps(o, sort_keys=True).encode('ascii') + b'\n' for o in lines)  # escapes survive any name
+    lines = [{'source': source, 'version': SEEN_VERSION}, *(entries[k] for k in sorted(entries))]
+    line = lambda o: json.dumps(o, sort_keys=True).encode('ascii') + b'\n'  # escapes survive any name
+    p,body = seen_path(output),b''.join(map(line, lines))
+    data = body + line(seal(hashlib.sha256(body), len(lines) - 1))
     try: same = read_regular(p) == data
     except (UnreadableFile, OSError): same = False
     if not same: atomic_write_bytes(p, data)
@@ -728,7 +748,8 @@ def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
     if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
         for p in paths: yield from _inspect_chunk([p], decode, root)
         return
-    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
+    main = threading.current_thread() is threading.main_thread()  # the parent-death signal follows the thread that forks
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(), main))
     try:
         for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode), repeat(root)): yield from res
     finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
@@ -831,11 +852,19 @@ def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
             counts['changed_image'] += 1
             logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
 
+NEAR_LIMIT = 52 # An estimate from here on may be on either side of the 77 tokens: its caption is counted in the estimate's warning
+
 def _flag_long(recs:list, tokenizer, counts:Counter, root:Path):
-    for r,n in zip(recs, caption_tokens([r['caption'] for r in recs], tokenizer)):
+    "Count and name the captions over T5's 77 tokens; without a tokenizer, say once that the count is an estimate."
+    ns = caption_tokens([r['caption'] for r in recs], tokenizer)
+    how = 'T5 tokens' if tokenizer else 'T5 tokens by estimate'
+    for r,n in zip(recs, ns):
         if n > T5_MASK_LEN:
             counts['long_caption'] += 1
-            logger.warning(f"{_named(r, root)}: long_caption: about {n} T5 tokens, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+            logger.warning(f"{_named(r, root)}: long_caption: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+    if tokenizer is None and (near := sum(n >= NEAR_LIMIT for n in ns)):
+        logger.warning(f"long_caption={counts['long_caption']} is an estimate (no T5 tokenizer at hand): {near} captions are estimated at "
+                       f"{NEAR_LIMIT} tokens or more, where Stage 2 may cut more or fewer; give --t5-model (the T5 Stage 2 uses) to count exactly")
 
 def _unique_ids(recs:list, counts:Counter, root:Path)->list:
     "Drop (and count) any record whose id another already has, ignoring case: astronomically rare, but checked."
@@ -899,6 +928,16 @@ def nothing_found(
     "The sentence said when `src` gives no image at all."
     if fmt == 'folder': return f'no images were found in {src}: ingest looks for files ending in {" ".join(IMAGE_EXTS)} (any case), skipping hidden files and folders'
     return f'no images were found in {src}: its {"metadata file" if fmt == "metadata" else "dataset"} names none'
+
+def no_val_warning(
+    val_fraction:float|None, # As given to `ingest`
+    written:int, # Images in the output
+    val:int, # Of them, held out as `val`
+)->str|None:
+    "The warning when `--val-fraction` asked for a validation set and held out no image: `imgprep_shard --split val` would have nothing."
+    if not val_fraction or val or not written: return None
+    return (f'--val-fraction {val_fraction} held out no image of {written} (each is val with probability {val_fraction}, by its id): '
+            f'imgprep_shard --split val will have nothing to write; give --val-count 1 (or more) instead')
 
 def _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side):
     "Refuse unusable flag values, naming the flag."
@@ -976,6 +1015,7 @@ def ingest(
         if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
         counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
         counts['train'] = len(recs) - counts['val']
+        if why := no_val_warning(val_fraction, len(recs), counts['val']): logger.warning(why)
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
 

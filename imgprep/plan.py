@@ -74,11 +74,10 @@ def resolve_image(
     return Path(p)
 
 def _object_url(image_path:str, root:str)->str:
-    "The URL of `image_path` under the URL `root`; `BadRecord` when it is absolute or climbs out with `..` (a key has no links to follow)."
-    rel = posixpath.normpath(image_path)
-    if image_path.startswith('/') or rel in ('.', '..') or rel.startswith('../'):
-        raise BadRecord('bad_image_path', f'image_path {image_path!r} escapes {shown_url(root)}')
-    return f'{root}/{rel}'
+    "The URL of the object whose key is `root`'s, `/`, then `image_path` as written (`//` and all); `BadRecord` for a `.` or `..` step."
+    if any(s in ('.', '..') for s in image_path.split('/')):
+        raise BadRecord('bad_image_path', f"image_path {image_path!r} has a '.' or '..' step: under {shown_url(root)} it is the rest of an object's key, read as written")
+    return f'{root}/{image_path}'
 
 def check_record(
     rec:dict, # A Stage 1 or format v2 record

@@ -4,20 +4,19 @@
 
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
-import ctypes, importlib, json, os, queue, signal, sys, threading, time
+import importlib, json, os, queue, signal, sys, threading, time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, logger, one_line
+from .core import ImgprepError, die_with_parent, logger, one_line
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['PR_SET_PDEATHSIG', 'FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed',
-           'die_with_parent', 'adopt_kinds', 'Echo', 'WorkerPool', 'worker_devices', 'Placement', 'local_workers',
-           'Engine', 'register_engine', 'unregister_engine', 'usable_cores', 'check_counts', 'placement',
-           'open_workers']
+__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed', 'adopt_kinds', 'Echo',
+           'WorkerPool', 'worker_devices', 'Placement', 'local_workers', 'Engine', 'register_engine',
+           'unregister_engine', 'usable_cores', 'check_counts', 'placement', 'open_workers']
 
 # %% ../nbs/05a_pool.ipynb #ee5c546d3
 def gpu_count(devices:list)->int:
@@ -96,25 +95,9 @@ class Idle:
     def close(self): pass
 
 # %% ../nbs/05a_pool.ipynb #p0diescode
-PR_SET_PDEATHSIG = 1 # prctl(2): the signal a process gets when the thread that started it ends
-
 class RunFailed(ImgprepError):
     "The run failed part way (a process of it died, a cluster job failed): exit status 1, and the same command resumes it."
     exit_status = 1
-
-def die_with_parent(
-    parent:int, # The parent's process id, as the parent read it before starting this process
-    by_signal:bool=True, # Ask Linux for SIGKILL when the parent's starting thread ends: only when that thread is its main one
-):
-    "End this process as soon as `parent` is gone, busy or not: Linux's parent-death signal, and a thread that watches."
-    if by_signal and sys.platform == 'linux':
-        try: ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        except (OSError, AttributeError): pass
-    if os.getppid() != parent: os._exit(1)  # gone before the signal was asked for
-    def watch():
-        while os.getppid() == parent: time.sleep(0.1)
-        os._exit(1)
-    threading.Thread(target=watch, name='imgprep-parent-watch', daemon=True).start()
 
 # %% ../nbs/05a_pool.ipynb #p0poolcode
 FAULT_ENV = 'IMGPREP_WORKER_FAULT'
