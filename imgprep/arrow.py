@@ -4,7 +4,8 @@
 
 # %% ../nbs/09a_arrow.ipynb #7d1cb74b
 from __future__ import annotations
-import argparse, hashlib, io, json, math, os, queue, re, signal, tempfile, time
+import argparse, hashlib, io, json, math, os, queue, re, shutil, signal, tempfile, time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -26,6 +27,7 @@ from .encoders import DINOV3_ID, DinoV3Encoder
 from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
 from .pool import FAULT_ENV, Workers, open_workers, placement
+from .cluster import PARTS_DIR, mark_done, parse_part, part_lock, part_name
 
 # %% auto #0
 __all__ = ['SHARD_RE', 'META_NAME', 'POOLINGS', 'KINDS', 'RESUME_FIELDS', 'MIRROR_NAME', 'STORE_DTYPES', 'arrow_rows',
@@ -621,28 +623,52 @@ def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
         if p.files: check_column(p, column, kind) # an empty split has no file, and nothing to embed
     return plans
 
-def _prepare(out:Path, plans:list, run:dict, store:Store|None=None)->tuple[dict, list]:
-    "Check earlier outputs, write each split's metadata; return ({split: [plan, completed, bad rows]}, pending tasks)."
+def _prepare(out:Path, plans:list, run:dict, store:Store|None=None, part:tuple|None=None)->tuple[dict, list]:
+    "Check earlier outputs, write each split's metadata; return ({split: [plan, completed, bad rows]}, pending tasks of the run, or of its `part`)."
     metas = {p.name: split_metadata(p, run, 0) for p in plans}
     for p in plans:
         if store is not None: _fetch(store, f'{p.name}/{META_NAME}', out)
         check_resumable(out/p.name/META_NAME, metas[p.name])
-    state,pending = {},[]
+    state,pending,k = {},[],0
     for p in plans:
         d = out/p.name
         d.mkdir(parents=True, exist_ok=True)
-        remove_temps(d)
+        if part is None: remove_temps(d)  # a part leaves them: another part may be writing them
         tasks = shard_tasks(p, d, run['column'], run['dtype'], *_upload_to(store, p.name))
         done = [_done(t, run, store) for t in tasks]
         state[p.name] = [p, sum(done), {t.index: _bad_rows(t, store) for t,ok in zip(tasks, done) if ok}]
         _write_meta(d, p.name, split_metadata(p, run, *state[p.name][1:]), store)
-        pending += [t for t,ok in zip(tasks, done) if not ok]
+        pending += [t for j,(t,ok) in enumerate(zip(tasks, done), k) if not ok and (part is None or j % part[1] == part[0])]
+        k += len(tasks)
     return state,pending
 
 def _recount(d:Path, plan:SplitPlan, run:dict, store:Store|None=None):
     "Rewrite the split's metadata in `d` to count its complete .npy files (after a failed run, its workers stopped)."
     done = [t for t in shard_tasks(plan, d, run['column'], run['dtype'], *_upload_to(store, plan.name)) if _done(t, run, store)]
     _write_meta(d, plan.name, split_metadata(plan, run, len(done), {t.index: _bad_rows(t, store) for t in done}), store)
+
+# %% ../nbs/09a_arrow.ipynb #ar0parts
+@contextmanager
+def _as_part(out:Path, part:tuple|None, store:Store|None):
+    "Hold `part` of the run in `out` (`cluster.part_lock`), its done marker removed from the store too; a run without a part holds nothing."
+    if part is None:
+        yield
+        return
+    with part_lock(out, part):
+        if store is not None: store.remove(f'{PARTS_DIR}/{part_name(part)}.done')
+        yield
+
+def _parts_end(out:Path, part:tuple|None, store:Store|None, counts:dict)->dict:
+    "The counters; for a part that has embedded its share, its done marker written (and uploaded); after a run without a part, the parts' files removed."
+    if part is None:
+        shutil.rmtree(out/PARTS_DIR, ignore_errors=True)
+        for r in (store.files() if store is not None else []):
+            if r.startswith(PARTS_DIR + '/'): store.remove(r)
+        return counts
+    counts = {**counts, 'part': f'{part[0]}/{part[1]}'}
+    mark_done(out, part, counts)
+    if store is not None: store.put_file(out/PARTS_DIR/f'{part_name(part)}.done', f'{PARTS_DIR}/{part_name(part)}.done')
+    return counts
 
 # %% ../nbs/09a_arrow.ipynb #e7f8ce974
 def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtype:str)->dict:
@@ -695,11 +721,13 @@ def embed_arrow(
     engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     storage_options:str|None=None, # For URLs: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For URLs: where a dataset is copied and output files wait for their upload (default: the system's temporary directory)
+    part:str|None=None, # I/N: embed every N-th shard of the chosen splits from the I-th, beside the other parts; a run without --part then finishes. In a Slurm job array: slurm (the array is the parts) or slurm/N
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
     spec = EmbedSpec(kind, model, dtype, pooling, normalize, max_length, batch_size)
     if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
+    share = parse_part(part)
     where = placement(engine, ray, device, workers, num_gpus, threads)
     column = column or ('image' if kind == 'image' else 'text')
     store = Store(output_dir, storage_options) if is_url(output_dir) else None
@@ -708,27 +736,29 @@ def embed_arrow(
         dataset_dir = mirror_dataset(dataset_dir, storage_options, staging_dir)
     plans = _plans(dataset_dir, splits, column, kind, chunk_size)
     out,state = arrow_staging(output_dir, 'output', staging_dir) if store else Path(output_dir),{}
-    try:
-        with open_workers(spec, where) as pool:
-            run = _run_fields(pool, dataset_name or Path(dataset_dir).resolve().name, kind, column, store_dtype)
-            state,tasks = _prepare(out, plans, run, store)
-            done = _Finished(out, state, run, sum(p.num_shards for p in plans), progress, store)
-            t1 = time.monotonic()
-            for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
-            secs = time.monotonic()-t1
-    except BaseException:
-        for plan,*_ in state.values(): _recount(out/plan.name, plan, run, store) # the workers have stopped: the files are final
-        raise
-    return dict(splits=len(plans), shards=done.total, shards_skipped=done.total-len(tasks), shards_embedded=len(tasks),
-                samples=sum(p.num_samples for p in plans), samples_embedded=done.prog.n,
-                bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=run['num_workers'],
-                samples_per_s=round(done.prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2))
+    with _as_part(out, share, store):
+        try:
+            with open_workers(spec, where) as pool:
+                run = _run_fields(pool, dataset_name or Path(dataset_dir).resolve().name, kind, column, store_dtype)
+                state,tasks = _prepare(out, plans, run, store, share)
+                done = _Finished(out, state, run, sum(p.num_shards for p in plans), progress, store)
+                t1 = time.monotonic()
+                for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
+                secs = time.monotonic()-t1
+        except BaseException:
+            for plan,*_ in state.values(): _recount(out/plan.name, plan, run, store) # the workers have stopped: the files are final
+            raise
+        mine = len(range(share[0], done.total, share[1])) if share else done.total  # the shards of the run, or of its part
+        return _parts_end(out, share, store, dict(splits=len(plans), shards=mine, shards_skipped=mine-len(tasks), shards_embedded=len(tasks),
+                    samples=sum(p.num_samples for p in plans), samples_embedded=done.prog.n,
+                    bad_rows=sum(len(b) for s in state.values() for b in s[2].values()), workers=run['num_workers'],
+                    samples_per_s=round(done.prog.n/max(secs, 1e-9), 1), seconds=round(time.monotonic()-t0, 2)))
 
 # %% ../nbs/09a_arrow.ipynb #48c0b9e6
 def embed_arrow_parser()->argparse.ArgumentParser:
     "The parser of `imgprep_embed_arrow`: `embed_arrow`'s parameters as flags, help from their comments."
     return cli_parser(embed_arrow, 'imgprep_embed_arrow', positional=('dataset_dir',), splits=dict(flag='--split'),
-                      kind=dict(choices=KINDS), pooling=dict(choices=POOLINGS), store_dtype=dict(choices=STORE_DTYPES),
+                      kind=dict(choices=KINDS), pooling=dict(choices=POOLINGS), store_dtype=dict(choices=STORE_DTYPES), part=dict(metavar='I/N|slurm'),
                       progress=dict(flag='--quiet', action='store_false', help='No line per shard (progress=False)'))
 
 def main():

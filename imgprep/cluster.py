@@ -4,19 +4,22 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import logging, os, pickle, shutil, signal, socket, sys, tempfile, warnings
+import fcntl, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, logger, one_line
+from .core import ImgprepError, atomic_write_json, cli_parser, logger, one_line, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
+from .storage import Store, is_url
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'FAULT_ENV', 'import_ray', 'unanswered', 'start_ray', 'OutputTo', 'RayActor',
-           'RayWorkers', 'ray_workers']
+__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'FAULT_ENV', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered',
+           'start_ray', 'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_name',
+           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -248,3 +251,143 @@ def _run(self:RayWorkers, tasks:list)->Iterator:
         for b in ds.iter_batches(batch_size=None, batch_format='numpy'):
             for i,r in zip(b['index'], b['result']): yield tasks[int(i)], pickle.loads(r), 0
     except Exception as e: raise self._failed(e) from None
+
+# %% ../nbs/05b_cluster.ipynb #sl0partcode
+SLURM_TASK = ('SLURM_ARRAY_TASK_ID', 'SLURM_ARRAY_TASK_MIN', 'SLURM_ARRAY_TASK_COUNT')
+
+def _slurm_vars(spec:str, names:tuple, env)->list:
+    "The integers of `names` in `env`; `ImgprepError` naming those that are not set."
+    if missing := [n for n in names if not env.get(n, '').strip().isdigit()]:
+        raise ImgprepError(f"--part {spec}: {', '.join(missing)} not set (or not a number): run it as a task of a Slurm job array "
+                           '(sbatch --array=0-3 ...), or give --part I/N')
+    return [int(env[n]) for n in names]
+
+def slurm_part(
+    spec:str='slurm', # 'slurm': the array is the parts; 'slurm/N': N parts, the task's id its part
+    env:dict|None=None, # The environment (default: this process's)
+)->tuple: # (I, N)
+    "This Slurm array task's part: `SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN` of `SLURM_ARRAY_TASK_COUNT`, or the id of the N `slurm/N` names."
+    env = os.environ if env is None else env
+    if spec != 'slurm':
+        if not (n := spec.split('/', 1)[1]).isdigit() or int(n) < 1: raise ImgprepError(f'--part {spec!r}: give slurm, or slurm/N with N >= 1, such as slurm/4')
+        (i,),n = _slurm_vars(spec, SLURM_TASK[:1], env),int(n)
+        if i >= n: raise ImgprepError(f"--part {spec}: SLURM_ARRAY_TASK_ID={i} is not a part of {n}: with slurm/N the array's ids are the parts, 0 to {n-1}")
+        return i, n
+    i,lo,n = _slurm_vars(spec, SLURM_TASK, env)
+    hi = env.get('SLURM_ARRAY_TASK_MAX', '').strip()
+    if not lo <= i < lo+n or hi.isdigit() and int(hi) != lo+n-1:
+        given = ', '.join(f'{k}={env[k]}' for k in (*SLURM_TASK, 'SLURM_ARRAY_TASK_MAX') if k in env)
+        raise ImgprepError(f'--part slurm: {given} do not number parts 0 to N-1 (an array with a step or gaps, such as --array=1,3-5); '
+                           'submit N tasks in a row (--array=0-3), or give --part slurm/N, whose array ids are the parts')
+    return i-lo, n
+
+def parse_part(
+    spec:str|None, # 'I/N' such as '0/4', or 'slurm' or 'slurm/N' in a Slurm job array (`slurm_part`); None: the whole run
+    env:dict|None=None, # The environment `slurm` reads (default: this process's)
+)->tuple|None: # (I, N) or None
+    "The part a run takes, checked."
+    if spec is None: return None
+    if str(spec).split('/')[0] == 'slurm': return slurm_part(str(spec), env)
+    try: i,n = (int(x) for x in str(spec).split('/'))
+    except ValueError: i,n = -1,0
+    if not (n >= 1 and 0 <= i < n): raise ImgprepError(f'--part {spec!r}: give I/N with 0 <= I < N, such as 0/4, or slurm in a Slurm job array')
+    return i,n
+
+# %% ../nbs/05b_cluster.ipynb #sl0markcode
+PARTS_DIR = '.imgprep_parts' # the parts' locks and done markers: in the Stage 2 tree, or the Arrow tool's output folder
+
+def part_name(part:tuple)->str:
+    "The file name of part (I, N), without its suffix: `part-I-of-N`."
+    return f'part-{part[0]}-of-{part[1]}'
+
+@contextmanager
+def part_lock(
+    d:Path, # The folder the parts share
+    part:tuple, # (I, N)
+):
+    "Hold `part` of the run in `d` for the block (`ImgprepError` when it runs already), its done marker removed until it finishes again."
+    (d/PARTS_DIR).mkdir(parents=True, exist_ok=True)
+    fd = os.open(d/PARTS_DIR/f'{part_name(part)}.lock', os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError: raise ImgprepError(f'{d}: part {part[0]}/{part[1]} is already running') from None
+        (d/PARTS_DIR/f'{part_name(part)}.done').unlink(missing_ok=True)
+        yield
+    finally: os.close(fd)
+
+def mark_done(
+    d:Path, # The folder the parts share
+    part:tuple, # (I, N)
+    counters:dict, # What the part did
+)->Path: # The marker
+    "Write the done marker of `part` atomically: it has finished its share."
+    slurm = {k: os.environ[k] for k in ('SLURM_ARRAY_JOB_ID', 'SLURM_ARRAY_TASK_ID', 'SLURM_JOB_ID') if k in os.environ}
+    return atomic_write_json(d/PARTS_DIR/f'{part_name(part)}.done', dict(part=f'{part[0]}/{part[1]}', counters=dict(counters), **({'slurm': slurm} if slurm else {})))
+
+# %% ../nbs/05b_cluster.ipynb #sl0ranges
+def array_ranges(
+    ids:list, # Array task ids
+)->str: # Such as '1,3-5'
+    "Slurm's `--array` expression of `ids`: consecutive ids as one range."
+    runs = []
+    for i in sorted(set(ids)):
+        if runs and runs[-1][1] == i-1: runs[-1][1] = i
+        else: runs.append([i, i])
+    return ','.join(f'{a}' if a == b else f'{a}-{b}' for a,b in runs)
+
+# %% ../nbs/05b_cluster.ipynb #sl0status
+_PART_FILE = re.compile(r'part-(\d+)-of-(\d+)\.(done|lock)')
+
+def _part_files(tree:str|Path, storage_options:str|None)->list:
+    "The names of the files in `tree`'s parts folder (in a store: the objects under it)."
+    if is_url(str(tree)): return [r.split('/', 1)[1] for r in Store(str(tree), storage_options).files() if r.startswith(PARTS_DIR + '/')]
+    return os.listdir(Path(tree)/PARTS_DIR) if (Path(tree)/PARTS_DIR).is_dir() else []
+
+def _held(p:Path)->bool:
+    "Is the lock file `p` held by a running part?"
+    fd = os.open(p, os.O_RDONLY)
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError: return True
+    finally: os.close(fd)
+    return False
+
+def parts_status(
+    tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/
+    parts:int|None=None, # N, the parts of the run (default: read from the files the parts left)
+    storage_options:str|None=None, # For a URL: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
+)->dict: # `parts`, `done`, `running`, `unfinished`; the parts of each as array expressions; `array`, those to submit again
+    "Which parts of an N-part run in `tree` are done, which run, which are unfinished, and the `--array=` that runs the unfinished again."
+    found = {}
+    for m in filter(None, map(_PART_FILE.fullmatch, _part_files(tree, storage_options))): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
+    if parts is None and len(found) != 1:
+        raise ImgprepError(f'{tree}: no part has left a file in {PARTS_DIR}/ (none has started, or a run without --part finished them); give --parts N'
+                           if not found else f"{tree}: parts of {' and of '.join(map(str, sorted(found)))} left files in {PARTS_DIR}/; give --parts N")
+    n = parts or next(iter(found))
+    if n < 1: raise ImgprepError(f'--parts {n}: give the number of parts, 1 or more')
+    left = {i: found.get(n, {}).get(i, set()) for i in range(n)}
+    done = [i for i,f in left.items() if 'done' in f]
+    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and not is_url(str(tree)) and _held(Path(tree)/PARTS_DIR/f'{part_name((i, n))}.lock')]
+    unfinished = [i for i in left if i not in done]
+    return dict(parts=n, done=len(done), running=len(running), unfinished=len(unfinished), done_parts=array_ranges(done),
+                running_parts=array_ranges(running), unfinished_parts=array_ranges(unfinished), array=array_ranges(set(unfinished) - set(running)))
+
+# %% ../nbs/05b_cluster.ipynb #sl0report
+def parts_report(
+    s:dict, # From `parts_status`
+    tree:str|Path, # Its folder
+)->str: # Lines for a person
+    "What `parts_status` found, as a person reads it."
+    n,out = s['parts'],[f"{tree}: {s['done']} of {s['parts']} parts done{' (' + s['done_parts'] + ')' if s['done'] else ''}"]
+    if s['running']: out.append(f"running: {s['running_parts']} (their locks are held)")
+    if s['array']: out.append(f"unfinished: {s['array']}; submit them again with --array={s['array']} and --part slurm/{n} (or --part I/{n} for each)")
+    if not s['unfinished']: out.append(f'all parts done: a run without --part finishes the run')
+    return '\n'.join(out)
+
+def parts_main(argv:list|None=None):
+    "Command line entry point of `imgprep_parts`: exit 0 when every part is done, 1 otherwise."
+    args = cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N')).parse_args(argv)
+    def status(**kw):
+        s = parts_status(**kw)
+        print(parts_report(s, kw['tree']), flush=True)
+        return s
+    run_cli('imgprep_parts', status, **vars(args), failed=lambda c: c['unfinished'] > 0)

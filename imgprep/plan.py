@@ -20,15 +20,16 @@ from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, chec
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size, named
 from .pool import Placement
+from .cluster import parse_part
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
 from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
-           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'parse_part', 'part_of', 'Work',
-           'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet',
-           'models_needed', 'npy_bytes', 'estimate_writes', 'check_room']
+           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'part_of', 'Work', 'counter_names',
+           'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options', 'stage2_run',
+           'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet', 'models_needed',
+           'npy_bytes', 'estimate_writes', 'check_room']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -122,16 +123,6 @@ def migrate_record(
     return out
 
 # %% ../nbs/06a_plan.ipynb #a0partcode
-def parse_part(
-    spec:str|None, # 'I/N', such as '0/4'; None: the whole run
-)->tuple|None: # (I, N) or None
-    "The part a run takes, checked."
-    if spec is None: return None
-    try: i,n = (int(x) for x in str(spec).split('/'))
-    except ValueError: i,n = -1,0
-    if not (n >= 1 and 0 <= i < n): raise ImgprepError(f'--part {spec!r}: give I/N with 0 <= I < N, such as 0/4')
-    return i,n
-
 def part_of(
     image_id:str, # An image_id
     parts:int, # How many parts

@@ -24,13 +24,14 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2R
 from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
 from .pool import Placement, Workers, open_workers, placement
+from .cluster import PARTS_DIR, mark_done, part_lock
 from .storage import is_url, local_path, shown_url
 
 # %% auto #0
-__all__ = ['PARTS_DIR', 'TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE',
-           'VERIFY_PROBLEMS', 'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines',
-           'with_decode', 'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'v2_problem',
-           'verify_stage2', 'stage2_parser', 'main']
+__all__ = ['TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE', 'VERIFY_PROBLEMS',
+           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
+           'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'v2_problem', 'verify_stage2',
+           'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
@@ -45,8 +46,6 @@ def recorded_images_root(
     return root if is_url(root) else Path(jsonl).parent/root
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
-PARTS_DIR = '.imgprep_parts'
-
 def _flock(path:Path, how:int, refusal:str)->int:
     "An open descriptor of `path` locked `how` (shared or exclusive, never waiting), or `ImgprepError(refusal)`."
     fd = os.open(path, os.O_RDONLY | (os.O_CREAT if not path.is_dir() else 0), 0o644)
@@ -68,10 +67,7 @@ def run_lock(
         return
     fds = [_flock(base, fcntl.LOCK_SH, f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it')]
     try:
-        (base/PARTS_DIR).mkdir(exist_ok=True)
-        i,n = part
-        fds.append(_flock(base/PARTS_DIR/f'part-{i}-of-{n}.lock', fcntl.LOCK_EX, f'{base}: part {i}/{n} is already running'))
-        yield
+        with part_lock(base, part): yield  # its done marker (`cluster.mark_done`) is written at its end, inside the lock
     finally:
         for fd in fds: os.close(fd)
 
@@ -373,7 +369,7 @@ def run_stage2(
     images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
     kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl) (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
-    part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits
+    part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits. In a Slurm job array: slurm (the array is the parts) or slurm/N
     models:list|None=None, # KIND=ID: the model of a kind, a hub id or directory (repeatable; default: the kind's)
     options:list|None=None, # KIND.NAME=VALUE: a setting of a kind (repeatable): vae.resolution (bucket or original), t5xxl.max_length (1 to 512)
     resolutions:str|None=None, # Bucket resolutions of the VAE latents, comma-separated, each a multiple of 256: 512,768,1024 makes the three from one decode (default: 1024)
@@ -466,6 +462,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
         logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(on_disk(run))}')
     if stop: raise stop
     if committing: mark_checked(run)
+    else: mark_done(run.lay.base, run.part, +run.counts)  # the part has done its share: `imgprep_parts` says so
 
 UNMADE = ('missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed') # counters of arrays a run could not make
 
@@ -585,7 +582,7 @@ def stage2_parser()->argparse.ArgumentParser:
     return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), passes=dict(flag='--pass', metavar='PASS'),
                       models=dict(flag='--model', metavar='KIND=ID'), options=dict(flag='--option', metavar='KIND.NAME=VALUE'), kinds=dict(metavar='KINDS'),
                       resolutions=dict(metavar='R,R'), t5xxl_length=dict(metavar='N'),
-                      max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N'),
+                      max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N|slurm'),
                       check_inline=dict(metavar='N'), accept=dict(metavar='FIELD'), progress_every=dict(metavar='N'))
 
 def _glued(argv:list, flags:tuple=('--part',))->list:
