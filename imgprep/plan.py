@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_plan.ipynb #a0imports
 from __future__ import annotations
-import hashlib, os, posixpath
+import hashlib, os
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +21,7 @@ from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size, named
 from .pool import Placement
 from .cluster import parse_part
-from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem, stale_kinds
+from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem
 from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
 
 # %% auto #0
