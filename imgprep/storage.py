@@ -4,20 +4,20 @@
 
 # %% ../nbs/00b_storage.ipynb #st0imports
 from __future__ import annotations
-import json, logging, os, re
+import builtins, json, logging, os, re, stat
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, one_line
+from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
            'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
-           'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store',
-           'store_log']
+           'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store', 'Folder',
+           'open_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -215,7 +215,9 @@ class Store:
         self.fs,root = filesystem(url, self.opts)  # before the slashes go: `s3://` is no bucket, not a URL `s3:`
         self.url,self.root = url.rstrip('/'),root.rstrip('/')
 
+    local = None # A store has no path on this machine (`Folder.local` is one)
     def __repr__(self): return f'Store({shown_url(self.url)!r})'
+    def shown(self, rel:str='')->str: return shown_url(self.url_of(rel))
     def url_of(self, rel:str='')->str: return f'{self.url}/{rel}' if rel else self.url
     def path_of(self, rel:str='')->str: return f'{self.root}/{rel}' if rel else self.root
 
@@ -311,6 +313,91 @@ def listing(self:Store)->dict:
     n = len(self.root) + 1
     return {p[n:]: dict(size=i['size'], etag=_etag(i)) for p,i in sorted(found.items())
             if p.startswith(self.root + '/') and i.get('type') != 'directory'}
+
+# %% ../nbs/00b_storage.ipynb #5cde9bd1
+class Folder:
+    "A directory on this machine with `Store`'s surface; every write goes through a temporary renamed into place."
+    def __init__(self,
+                 path:str|Path): # The directory (it need not exist yet)
+        self.local = Path(path)
+        self.url = self.root = os.fspath(self.local)
+    def __repr__(self): return f'Folder({self.url!r})'
+    def url_of(self, rel:str='')->str: return os.fspath(self.local/rel) if rel else self.url
+    def shown(self, rel:str='')->str: return self.url_of(rel)
+    @contextmanager
+    def errors(self, rel:str=''): yield  # a filesystem's own errors already name the file
+
+# %% ../nbs/00b_storage.ipynb #d6819b7f
+@patch
+def info(self:Folder, rel:str)->dict|None:
+    "The file's `size` and `etag` (its modification time in nanoseconds), or None when there is no such file."
+    try: st = os.stat(self.local/rel)
+    except (FileNotFoundError, NotADirectoryError): return None
+    return dict(size=st.st_size, etag=st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+@patch
+def listing(self:Folder)->dict:
+    "Every file under the directory: relative path -> `size` and `etag`, sorted."
+    found = {}
+    for top,_,names in os.walk(self.local):
+        for n in names:
+            rel = (Path(top)/n).relative_to(self.local).as_posix()
+            if (i := self.info(rel)) is not None: found[rel] = i
+    return dict(sorted(found.items()))
+
+@patch
+def files(self:Folder)->list:
+    "Every file under the directory, as paths relative to it, sorted."
+    return list(self.listing())
+
+# %% ../nbs/00b_storage.ipynb #5c40ab25
+@patch
+def read_bytes(self:Folder, rel:str, max_bytes:int|None=None)->bytes:
+    "The file `rel` whole; `FileNotFoundError` naming it when there is none, `StoreError` when it is larger than `max_bytes`."
+    i = self.info(rel)
+    if i is None: raise FileNotFoundError(f'{self.url_of(rel)}: no such file')
+    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{self.url_of(rel)}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
+    return (self.local/rel).read_bytes()
+
+@patch
+def open(self:Folder, rel:str, block_size:int=8<<20): return builtins.open(self.local/rel, 'rb', buffering=block_size)
+
+@patch
+def get_file(self:Folder, rel:str, local:str|Path)->Path:
+    "Copy the file `rel` to `local` (atomically); nothing to do when `local` is that file."
+    local = Path(local)
+    if local.resolve() != (self.local/rel).resolve():
+        local.parent.mkdir(parents=True, exist_ok=True)
+        atomic_copy(self.local/rel, local)
+    return local
+
+@patch
+def put_file(self:Folder, local:str|Path, rel:str)->dict:
+    "Copy the finished file `local` to `rel` (atomically; nothing to do when it is that file); its `info`."
+    if Path(local).resolve() != (self.local/rel).resolve():
+        (self.local/rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_copy(local, self.local/rel)
+    return self.info(rel)
+
+@patch
+def write_bytes(self:Folder, rel:str, data:bytes):
+    "Write `data` as the file `rel`, atomically."
+    (self.local/rel).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(self.local/rel, data)
+
+@patch
+def remove(self:Folder, rel:str): (self.local/rel).unlink(missing_ok=True)
+
+# %% ../nbs/00b_storage.ipynb #4cb2d78b
+def open_place(
+    where:str|Path, # A path or URL, as the user gave it
+    flag:str, # The flag (or argument) it came from, named in a refusal
+    storage_options:str|dict|None=None, # For a store: see `parse_options`
+    output:bool=False, # The command writes there: it must outlive the command
+)->Folder|Store:
+    "The directory at `where`, with one surface whether it is on this machine or in a store (see `place`)."
+    p = place(where, flag, output)
+    return Folder(p) if isinstance(p, Path) else Store(p, storage_options)
 
 # %% ../nbs/00b_storage.ipynb #st0log
 STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
