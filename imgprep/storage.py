@@ -4,7 +4,7 @@
 
 # %% ../nbs/00b_storage.ipynb #st0imports
 from __future__ import annotations
-import builtins, json, logging, os, re, stat
+import builtins, copy, json, logging, os, re, stat
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -321,6 +321,7 @@ class Folder:
                  path:str|Path): # The directory (it need not exist yet)
         self.local = Path(path)
         self.url = self.root = os.fspath(self.local)
+    opts = {} # A folder takes no storage options (a `Store` keeps its fsspec ones here)
     def __repr__(self): return f'Folder({self.url!r})'
     def url_of(self, rel:str='')->str: return os.fspath(self.local/rel) if rel else self.url
     def shown(self, rel:str='')->str: return self.url_of(rel)
@@ -390,14 +391,28 @@ def remove(self:Folder, rel:str): (self.local/rel).unlink(missing_ok=True)
 
 # %% ../nbs/00b_storage.ipynb #4cb2d78b
 def open_place(
-    where:str|Path, # A path or URL, as the user gave it
+    where:str|Path|Folder|Store, # A path or URL, as the user gave it; a place opened already is returned as it is
     flag:str, # The flag (or argument) it came from, named in a refusal
     storage_options:str|dict|None=None, # For a store: see `parse_options`
     output:bool=False, # The command writes there: it must outlive the command
 )->Folder|Store:
     "The directory at `where`, with one surface whether it is on this machine or in a store (see `place`)."
+    if isinstance(where, (Folder, Store)): return where  # so a function may take a place, or the path a caller has
     p = place(where, flag, output)
     return Folder(p) if isinstance(p, Path) else Store(p, storage_options)
+
+# %% ../nbs/00b_storage.ipynb #80d711de
+@patch
+def sub(self:Folder, rel:str)->Folder:
+    "The directory `rel` under this one."
+    return Folder(self.local/rel)
+
+@patch
+def sub(self:Store, rel:str)->Store:
+    "The directory `rel` under this one, in the same store, through the same connection."
+    s = copy.copy(self)
+    s.url,s.root = self.url_of(rel.strip('/')),self.path_of(rel.strip('/'))
+    return s
 
 # %% ../nbs/00b_storage.ipynb #st0log
 STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
