@@ -15,6 +15,8 @@ from datasets import Dataset
 
 from . import __version__
 from .core import ImgprepError, Progress, cli_parser, logger, remove_temps, run_cli
+from fastcore.basics import patch
+
 from .storage import Folder, Store, open_place
 from .encoders import DINOV3_ID
 from .models import to_storage
@@ -88,18 +90,21 @@ class EmbedSpec:
         if self.pooling not in POOLINGS: raise ImgprepError(f"unknown --pooling {self.pooling!r}; use {', '.join(POOLINGS)}")
         if self.batch_size < 1 or self.max_length < 1: raise ImgprepError('--batch-size and --max-length must be at least 1')
 
-    def load(self,
-             device:str): # Where the worker runs: 'cpu', 'cuda:0', ...
-        "The embedder on `device`."
-        if self.kind == 'image': return ImageEmbedder.load(self.model_id or DINOV3_ID, device, self.dtype, self.batch_size)
-        return TextEmbedder.load(self.model_id, device, self.dtype, pooling=self.pooling, normalize=self.normalize,
-                                 max_length=self.max_length, batch_size=self.batch_size)
+# %% ../nbs/09c_arrow.ipynb #bbf56b62
+@patch
+def load(self:EmbedSpec,
+         device:str): # Where the worker runs: 'cpu', 'cuda:0', ...
+    "The embedder on `device`."
+    if self.kind == 'image': return ImageEmbedder.load(self.model_id or DINOV3_ID, device, self.dtype, self.batch_size)
+    return TextEmbedder.load(self.model_id, device, self.dtype, pooling=self.pooling, normalize=self.normalize,
+                             max_length=self.max_length, batch_size=self.batch_size)
 
-    def worker(self,
-               device:str): # Where the worker runs
-        "A pool worker (see `imgprep.pool`): the embedder on `device`, embedding one shard per task."
-        transformers.logging.disable_progress_bar()
-        return ShardWorker(self.load(device))
+@patch
+def worker(self:EmbedSpec,
+           device:str): # Where the worker runs
+    "A pool worker (see `imgprep.pool`): the embedder on `device`, embedding one shard per task."
+    transformers.logging.disable_progress_bar()
+    return ShardWorker(self.load(device))
 
 # %% ../nbs/09c_arrow.ipynb #5af8f73b
 @dataclass(frozen=True)
@@ -162,6 +167,7 @@ def bad_rows_path(
     "Where the bad rows of shard `npy` are listed, when it has any."
     return Path(npy).with_suffix('.bad_rows.json')
 
+# %% ../nbs/09c_arrow.ipynb #a758e710
 def shard_bad_rows_in(
     d:Folder|Store, # The split's output folder
     name:str, # A complete shard's .npy in it
@@ -188,6 +194,7 @@ def _npy(arr:np.ndarray)->bytes:
     np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
     return f.getvalue()
 
+# %% ../nbs/09c_arrow.ipynb #ec3d4c8c
 def embed_shard(
     embedder, # A TextEmbedder or ImageEmbedder
     task:ShardTask, # The shard
@@ -285,6 +292,7 @@ def _prepare(dest:Folder|Store, work:Path, plans:list, run:dict, part:tuple|None
         k += len(tasks)
     return state,pending
 
+# %% ../nbs/09c_arrow.ipynb #5054f441
 def _recount(d:Folder|Store|Path, plan:SplitPlan, run:dict):
     "Rewrite the split's metadata in its output folder `d` (or its path) to count its complete .npy files (after a failed run, its workers stopped)."
     d = open_place(d, '--output-dir')
@@ -297,6 +305,7 @@ def _run_fields(pool:Workers, dataset_name:str, kind:str, column:str, store_dtyp
     return dict(dataset_name=dataset_name, **pool.metadata, num_gpus=pool.gpus, num_workers=len(pool.devices), kind=kind, column=column,
                 dtype=store_dtype, imgprep_version=__version__)
 
+# %% ../nbs/09c_arrow.ipynb #de22f909
 class _Finished:
     "What the run does as each shard comes back."
     def __init__(self, dest:Folder|Store, state:dict, run:dict, total:int, progress:int):
@@ -326,6 +335,7 @@ def _as_part(work:Path, part:tuple|None, dest:Folder|Store):
         dest.remove(f'{PARTS_DIR}/{part_name(part)}.done')
         yield
 
+# %% ../nbs/09c_arrow.ipynb #37717e0d
 def _parts_end(work:Path, part:tuple|None, dest:Folder|Store, counts:dict)->dict:
     "The counters; for a part that has embedded its share, its done marker written beside the outputs; after a run without a part, the parts' files removed."
     if part is None:

@@ -45,6 +45,7 @@ def json_object(
     if not isinstance(o, dict): raise ImgprepError(f'{where}: holds a JSON {type(o).__name__}, not an object; {fix}')
     return o
 
+# %% ../nbs/09a_arrow_data.ipynb #4d8f5f90
 def read_json(
     path:str|Path, # A JSON file a dataset or an earlier run wrote
     fix:str, # What the user can do about a bad one

@@ -61,22 +61,23 @@ class TextEmbedder:
         self.device,self.dtype,self.dim = p.device,p.dtype,model.config.hidden_size
         if tokenizer.pad_token is None: tokenizer.pad_token = tokenizer.eos_token
 
-    @classmethod
-    def load(cls,
-             model_id:str, # Hub id or local directory
-             device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
-             dtype:str='auto', # Compute dtype: 'auto', 'float32', 'bfloat16', 'float16'
-             **kw): # `pooling`, `normalize`, `max_length`, `batch_size`
-        "Load model and tokenizer, raising ImgprepError with one line when they cannot be loaded."
-        device = pick_device(device)
-        dtype = pick_dtype(dtype, device)
-        try:
-            tok = AutoTokenizer.from_pretrained(model_id, trust_remote_code=False)
-            model = AutoModel.from_pretrained(model_id, dtype=dtype, trust_remote_code=False)
-        except Exception as e: raise ImgprepError(f'cannot load text model {model_id!r}: {one_line(e)}') from None
-        if getattr(model, 'decoder', None) is not None: model = model.get_encoder() # T5 and kin: embed with the encoder
-        if tok.pad_token is None and tok.eos_token is None: raise ImgprepError(f'{model_id}: the tokenizer has no pad or eos token to pad with')
-        return cls(model.to(device).eval(), tok, model_id, **kw)
+# %% ../nbs/09b_arrow_embed.ipynb #cfd7d916
+@patch(cls_method=True)
+def load(cls:TextEmbedder,
+         model_id:str, # Hub id or local directory
+         device:str='auto', # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
+         dtype:str='auto', # Compute dtype: 'auto', 'float32', 'bfloat16', 'float16'
+         **kw): # `pooling`, `normalize`, `max_length`, `batch_size`
+    "Load model and tokenizer, raising ImgprepError with one line when they cannot be loaded."
+    device = pick_device(device)
+    dtype = pick_dtype(dtype, device)
+    try:
+        tok = AutoTokenizer.from_pretrained(model_id, trust_remote_code=False)
+        model = AutoModel.from_pretrained(model_id, dtype=dtype, trust_remote_code=False)
+    except Exception as e: raise ImgprepError(f'cannot load text model {model_id!r}: {one_line(e)}') from None
+    if getattr(model, 'decoder', None) is not None: model = model.get_encoder() # T5 and kin: embed with the encoder
+    if tok.pad_token is None and tok.eos_token is None: raise ImgprepError(f'{model_id}: the tokenizer has no pad or eos token to pad with')
+    return cls(model.to(device).eval(), tok, model_id, **kw)
 
 # %% ../nbs/09b_arrow_embed.ipynb #7c3f9a52
 @patch
