@@ -4,14 +4,14 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import fcntl, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
+import logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, atomic_write_json, cli_parser, fault, logger, one_line, run_cli
+from .core import ImgprepError, atomic_write_json, cli_parser, fault, flocked, lock_taken, logger, one_line, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
 from .storage import Store, is_url
@@ -303,13 +303,9 @@ def part_lock(
 ):
     "Hold `part` of the run in `d` for the block (`ImgprepError` when it runs already), its done marker removed until it finishes again."
     (d/PARTS_DIR).mkdir(parents=True, exist_ok=True)
-    fd = os.open(d/PARTS_DIR/f'{part_name(part)}.lock', os.O_RDONLY | os.O_CREAT, 0o644)
-    try:
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise ImgprepError(f'{d}: part {part[0]}/{part[1]} is already running') from None
+    with flocked(d/PARTS_DIR/f'{part_name(part)}.lock', lambda: f'{d}: part {part[0]}/{part[1]} is already running'):
         (d/PARTS_DIR/f'{part_name(part)}.done').unlink(missing_ok=True)
         yield
-    finally: os.close(fd)
 
 def mark_done(
     d:Path, # The folder the parts share
@@ -339,14 +335,6 @@ def _part_files(tree:str|Path, storage_options:str|None)->list:
     if is_url(str(tree)): return [r.split('/', 1)[1] for r in Store(str(tree), storage_options).files() if r.startswith(PARTS_DIR + '/')]
     return os.listdir(Path(tree)/PARTS_DIR) if (Path(tree)/PARTS_DIR).is_dir() else []
 
-def _held(p:Path)->bool:
-    "Is the lock file `p` held by a running part?"
-    fd = os.open(p, os.O_RDONLY)
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError: return True
-    finally: os.close(fd)
-    return False
-
 def parts_status(
     tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/
     parts:int|None=None, # N, the parts of the run (default: read from the files the parts left)
@@ -362,7 +350,7 @@ def parts_status(
     if n < 1: raise ImgprepError(f'--parts {n}: give the number of parts, 1 or more')
     left = {i: found.get(n, {}).get(i, set()) for i in range(n)}
     done = [i for i,f in left.items() if 'done' in f]
-    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and not is_url(str(tree)) and _held(Path(tree)/PARTS_DIR/f'{part_name((i, n))}.lock')]
+    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and not is_url(str(tree)) and lock_taken(Path(tree)/PARTS_DIR/f'{part_name((i, n))}.lock')]
     unfinished = [i for i in left if i not in done]
     return dict(parts=n, done=len(done), running=len(running), unfinished=len(unfinished), done_parts=array_ranges(done),
                 running_parts=array_ranges(running), unfinished_parts=array_ranges(unfinished), array=array_ranges(set(unfinished) - set(running)))

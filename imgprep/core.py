@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import argparse, codecs, ctypes, errno, fcntl, hashlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
+import argparse, codecs, ctypes, errno, fcntl, hashlib, importlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,8 +22,9 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'safe_key', 'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
            'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
            'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
-           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir',
-           'fault_value', 'fault', 'die_with_parent', 'os_error_line', 'run_cli', 'cli_parser']
+           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock',
+           'flocked', 'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'os_error_line',
+           'run_cli', 'cli_parser', 'comma_list', 'resolved']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -486,19 +487,48 @@ def lock_holder(
     held = (f[4] for f in map(str.split, lines) if len(f) > 5 and f[1] == 'FLOCK' and f[5] == inode)  # waiters' lines have `->` in f[1]
     return next(filter(None, map(_command_of, held)), None)
 
+# %% ../nbs/00_core.ipynb #401d5d8a
+def try_flock(
+    path:str|Path, # A directory, or a file (made when missing)
+    shared:bool=False, # A shared lock (several holders) rather than an exclusive one
+    wait:bool=False, # Wait for the lock rather than give up at once
+)->int|None: # The open descriptor that holds the lock (closing it releases it), or None when another process holds it
+    "Take an `flock` on `path`."
+    fd = os.open(path, os.O_RDONLY | (0 if Path(path).is_dir() else os.O_CREAT), 0o644)
+    try: fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+@contextmanager
+def flocked(
+    path:str|Path, # A directory, or a file (made when missing)
+    refusal:Callable|None=None, # Says, when called, why the block cannot run: the lock is taken (never waiting then)
+    shared:bool=False, # A shared lock rather than an exclusive one
+):
+    "Hold a lock on `path` for the block: waiting for it without `refusal`, else `ImgprepError(refusal())` at once."
+    fd = try_flock(path, shared, wait=refusal is None)
+    if fd is None: raise ImgprepError(refusal())
+    try: yield Path(path)
+    finally: os.close(fd)
+
+def lock_taken(
+    path:str|Path, # A directory or lock file
+)->bool:
+    "Does another process hold a lock on `path` now?"
+    if (fd := try_flock(path)) is None: return True
+    os.close(fd)
+    return False
+
+# %% ../nbs/00_core.ipynb #a07fd6ab
 @contextmanager
 def exclusive_dir(
     d:str|Path, # An existing directory
     command:str, # The command that wants it, named in the refusal when the holder cannot be told
 ):
     "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once naming the run that holds it."
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ImgprepError(f'{d}: {lock_holder(d) or f"another {command} run"} is using it; wait for it to finish') from None
-        yield Path(d)
-    finally: os.close(fd)
+    with flocked(d, lambda: f'{d}: {lock_holder(d) or f"another {command} run"} is using it; wait for it to finish'): yield Path(d)
 
 # %% ../nbs/00_core.ipynb #37b5662c
 FAULT_ENV = 'IMGPREP_FAULT' # The one test hook: `EVENT:N:ACTION[:ONCE_FILE]`
@@ -617,3 +647,20 @@ def cli_parser(
         if not kw.pop('required', False): kw['nargs'] = '?'
         p.add_argument(name, **kw)
     return p
+
+# %% ../nbs/00_core.ipynb #5b1f5ccf
+def comma_list(
+    given:str|int|list|tuple|None, # `a,b`, a list of such (the flag repeated), or None
+)->list: # The items, stripped, empty ones dropped, in order
+    "The items of a flag that takes several names."
+    if given is None: return []
+    return [p.strip() for s in ([given] if isinstance(given, (str, int)) else given) for p in str(s).split(',') if p.strip()]
+
+# %% ../nbs/00_core.ipynb #0b3edcc0
+def resolved(
+    ref, # An object, or a `'module:name'` text naming one
+):
+    "`ref` itself, or the object its `'module:name'` names, imported now."
+    if not isinstance(ref, str): return ref
+    module,_,name = ref.partition(':')
+    return getattr(importlib.import_module(module), name)

@@ -4,7 +4,6 @@
 
 # %% ../nbs/00a_kinds.ipynb #k0imports
 from __future__ import annotations
-import importlib
 import re
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -14,13 +13,13 @@ from typing import Callable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, JSONL_NAME, ids_in_dir, validate_image_id
+from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, resolved, validate_image_id
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
            'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind',
            'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
-           'check_resolution', 'vae_at', 'parse_kinds', 'parse_options', 'Stage2Layout', 'check_embedding',
+           'check_resolution', 'vae_at', 'parse_kinds', 'parse_kind_options', 'Stage2Layout', 'check_embedding',
            'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
@@ -51,11 +50,6 @@ class Option:
         return v
 
 # %% ../nbs/00a_kinds.ipynb #k0kind
-def _import(ref:str):
-    "The object a `'module:name'` reference names, imported now."
-    module,_,name = ref.partition(':')
-    return getattr(importlib.import_module(module), name)
-
 @dataclass(frozen=True)
 class Kind:
     "Everything imgprep knows about one kind of stored array."
@@ -90,14 +84,14 @@ class Kind:
 
     def encoder_class(self)->type:
         "The `Encoder` subclass that makes this kind (imported on first use: the registry imports no model library)."
-        return _import(self.encoder) if isinstance(self.encoder, str) else self.encoder
+        return resolved(self.encoder)
 
     def make_tiny(self,
                   d:str|Path, # Empty directory to save the model in
                  ):
         "Save a tiny random model of this kind's class in `d`."
         if self.tiny is None: raise ImgprepError(f'kind {self.name!r} has no tiny model')
-        (_import(self.tiny) if isinstance(self.tiny, str) else self.tiny)(Path(d))
+        resolved(self.tiny)(Path(d))
 
     def shapes(self,
                rec:dict|None=None, # The record the array belongs to (None: any record)
@@ -105,7 +99,7 @@ class Kind:
               )->list: # Allowed shapes; a None side is any size
         "The shapes an array of this kind may have for `rec`, made with `settings`."
         if self.shape_rule is None: return [self.shape]
-        rule = _import(self.shape_rule) if isinstance(self.shape_rule, str) else self.shape_rule
+        rule = resolved(self.shape_rule)
         return rule(rec, settings)
 
 # %% ../nbs/00a_kinds.ipynb #k0kindopts
@@ -257,13 +251,13 @@ def parse_kinds(
 )->tuple: # Kind names, in registration order
     "The kinds a run makes, checked, each once, in registration order."
     if not spec: return DEFAULT_KINDS
-    names = [p.strip() for s in ([spec] if isinstance(spec, str) else spec) for p in s.split(',') if p.strip()]
+    names = comma_list(spec)
     wanted = {k for n in names for k in (KIND_SETS[n] if n in KIND_SETS else [kind_of(n).name])}
     if not wanted: raise ImgprepError(f"--kinds {spec!r} names no kind; choose from {', '.join(KINDS)}, or a set: {', '.join(KIND_SETS)}")
     return tuple(k for k in KINDS if k in wanted)
 
 # %% ../nbs/00a_kinds.ipynb #k0options
-def parse_options(
+def parse_kind_options(
     entries:list|None, # 'KIND.NAME=VALUE' texts (the repeatable `--option`), or (KIND, NAME, VALUE[, FLAG]) from another flag
     kinds:tuple, # The run's kinds
 )->dict: # kind -> {name: value}, typed

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
+from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, comma_list, dumps_record, free_gb, image_id_from_path,
                           is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
+from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
 from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size, named
 from .pool import Placement
@@ -41,7 +41,7 @@ def parse_passes(
     "The passes to run, checked and in order."
     valid = (*kinds, MIGRATE)
     if not passes: return valid
-    names = {p.strip() for s in ([passes] if isinstance(passes, str) else passes) for p in s.split(',') if p.strip()}
+    names = set(comma_list(passes))
     family = {n: [k for k in kinds if n in (k, kind_of(k).derived_from)] for n in names if n != MIGRATE and n in KINDS}  # `vae`: every resolution
     names = {k for n in names for k in family.get(n) or [n]}
     if unknown := sorted(names - set(valid)):
@@ -278,7 +278,7 @@ def with_resolutions(
 )->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
     "The run's kinds with the VAE at each of `resolutions`."
     if resolutions is None: return kinds
-    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
+    rs = [check_resolution(r, '--resolutions') for r in comma_list(resolutions)]
     if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
     if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
     wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
@@ -293,7 +293,7 @@ def kind_options(
     "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
     family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
     older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
-    given = parse_options([*(options or []), *older], kinds)
+    given = parse_kind_options([*(options or []), *older], kinds)
     for k in kinds:
         if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
     out = {k: kind_of(k).run_options(given) for k in kinds}

@@ -4,13 +4,13 @@
 
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
-import importlib, json, os, queue, signal, sys, threading, time
+import json, os, queue, signal, sys, threading, time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, die_with_parent, fault, logger, one_line
+from .core import ImgprepError, die_with_parent, fault, logger, one_line, resolved
 from .kinds import KINDS, register_kind
 
 # %% auto #0
@@ -314,12 +314,6 @@ class Engine:
     factory:Callable|str # `factory(spec, placement, meanwhile) -> Workers`, or its 'module:name'
     check:Callable|str|None = None # Raises `ImgprepError` saying what to install when the engine cannot run here; or its 'module:name'
 
-def _resolve(o:Callable|str)->Callable:
-    "`o`, or the object a 'module:name' string names."
-    if not isinstance(o, str): return o
-    mod,_,name = o.partition(':')
-    return getattr(importlib.import_module(mod), name)
-
 ENGINES = {} # name -> Engine
 
 def register_engine(
@@ -370,7 +364,7 @@ def placement(
     if ray and engine not in (None, 'ray'): raise ImgprepError(f'--engine {engine} and --ray {ray}: give one of them (--ray ADDRESS is --engine ray)')
     engine = 'ray' if ray else engine or 'local'
     if engine not in ENGINES: raise ImgprepError(f"unknown --engine {engine!r}; choose from {', '.join(ENGINES)}")
-    if (check := ENGINES[engine].check) is not None: _resolve(check)()
+    if (check := ENGINES[engine].check) is not None: resolved(check)()
     return Placement(engine, device, workers, num_gpus, threads, ray)
 
 # %% ../nbs/05a_pool.ipynb #ebe05126
@@ -383,4 +377,4 @@ def open_workers(
     if spec is None: return InlineWorker(Idle(), ['cpu'], meanwhile=meanwhile)
     p = Placement(where) if isinstance(where, str) else where
     if p.engine not in ENGINES: raise ImgprepError(f"unknown engine {p.engine!r}; choose from {', '.join(ENGINES)}")
-    return _resolve(ENGINES[p.engine].factory)(spec, p, meanwhile)
+    return resolved(ENGINES[p.engine].factory)(spec, p, meanwhile)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06d_stage2.ipynb #b451bc0b
 from __future__ import annotations
-import argparse, fcntl, json, os, shutil, signal, sys, threading
+import argparse, json, os, shutil, signal, sys, threading
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -15,7 +15,7 @@ from fastcore.basics import chunked
 from fastcore.meta import delegates
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
+                          exclusive_dir, fault, flocked, format_counters, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
@@ -47,15 +47,6 @@ def recorded_images_root(
     return root if is_url(root) else Path(jsonl).parent/root
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
-def _flock(path:Path, how:int, refusal:str)->int:
-    "An open descriptor of `path` locked `how` (shared or exclusive, never waiting), or `ImgprepError(refusal)`."
-    fd = os.open(path, os.O_RDONLY | (os.O_CREAT if not path.is_dir() else 0), 0o644)
-    try: fcntl.flock(fd, how | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ImgprepError(refusal) from None
-    return fd
-
 @contextmanager
 def run_lock(
     base:Path, # The Stage 2 base directory
@@ -66,11 +57,8 @@ def run_lock(
     if part is None:
         with exclusive_dir(base, 'imgprep_stage2'): yield
         return
-    fds = [_flock(base, fcntl.LOCK_SH, f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it')]
-    try:
-        with part_lock(base, part): yield  # its done marker (`cluster.mark_done`) is written at its end, inside the lock
-    finally:
-        for fd in fds: os.close(fd)
+    refusal = lambda: f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it'
+    with flocked(base, refusal, shared=True), part_lock(base, part): yield  # its done marker (`cluster.mark_done`) is written at its end, inside the lock
 
 # %% ../nbs/06d_stage2.ipynb #eaa98207d
 TASK = 16 # records per encode task: the fewest where workers report progress inside a task, the most where they do not
@@ -294,22 +282,16 @@ def _others_running(run:Planner)->bool:
     "Is another part of the tree running (its lock held)? Its settings bind before it has written an array."
     mine = f'part-{run.part[0]}-of-{run.part[1]}.lock' if run.part else None
     for p in (run.lay.base/PARTS_DIR).glob('part-*.lock'):
-        if p.name == mine: continue
-        try: os.close(_flock(p, fcntl.LOCK_EX, ''))
-        except ImgprepError: return True
+        if p.name != mine and lock_taken(p): return True
     return False
 
 def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool):
     "Check this run's settings against the tree's and record them, as one step: parts do it one at a time, so two cannot both pass and then differ."
-    fd = os.open(run.lay.base/PARTS_DIR, os.O_RDONLY) if run.part else None  # a committing run has the tree to itself already
-    try:
-        if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
+    with flocked(run.lay.base/PARTS_DIR) if run.part else nullcontext():  # held for a read, a compare and a small write; a committing run has the tree to itself
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
         if MADE_FROM in (accept or ()) and merged is not None and not merged.get(MADE_FROM_CHECKED):  # the user vouches for an older tree
             merged = {**merged, MADE_FROM_CHECKED: True, 'accepted': [*merged.get('accepted', []), dict(field=MADE_FROM)]}
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
-    finally:
-        if fd is not None: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
 def check_writable(

@@ -4,11 +4,11 @@
 
 # %% ../nbs/02_tiny_models.ipynb #badedd15
 from __future__ import annotations
-import argparse, fcntl, json, os, re, secrets, shlex, shutil, tempfile
+import argparse, json, os, re, secrets, shlex, shutil, tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .core import ImgprepError, cli_parser, run_cli
+from .core import ImgprepError, cli_parser, flocked, run_cli
 from .kinds import KINDS, kind_of
 
 # %% auto #0
@@ -223,15 +223,6 @@ def _to_build(path:Path)->bool:
     raise ImgprepError(f'{path}: {what}; move it away, or choose another directory for the tiny models')
 
 # %% ../nbs/02_tiny_models.ipynb #tm0tiny
-@contextmanager
-def _building(d:Path):
-    "Hold an exclusive lock on directory `d` while models are built in it: a second call waits, then finds them made."
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally: os.close(fd)
-
 def _remove_stale(d:Path):
     "Remove the hidden temporaries that killed builds left in `d` (call it with `d` locked: then none is being built)."
     ours = {*TINY_KINDS, TINY_FLUX, *KINDS}
@@ -265,7 +256,7 @@ def tiny_models(
     d = Path(d)
     d.mkdir(parents=True, exist_ok=True)
     paths = {k: d/k for k in kinds}
-    with _building(d):
+    with flocked(d):  # a second call waits, then finds the models made
         _remove_stale(d)
         for kind in [k for k,p in paths.items() if _to_build(p)]:
             tmp = _new_temp(d, kind)
