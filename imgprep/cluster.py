@@ -4,7 +4,7 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
+import hashlib, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,8 +18,8 @@ from .storage import Store, is_url
 
 # %% auto #0
 __all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
-           'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_name', 'part_lock',
-           'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
+           'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_of', 'part_name',
+           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -288,6 +288,14 @@ def parse_part(
     except ValueError: i,n = -1,0
     if not (n >= 1 and 0 <= i < n): raise ImgprepError(f'--part {spec!r}: give I/N with 0 <= I < N, such as 0/4, or slurm in a Slurm job array')
     return i,n
+
+# %% ../nbs/05b_cluster.ipynb #5724029f
+def part_of(
+    image_id:str, # An image_id
+    parts:int, # How many parts
+)->int: # 0 .. parts-1
+    "The part an image_id belongs to: its SHA-1's first 8 bytes, modulo `parts`."
+    return int.from_bytes(hashlib.sha1(image_id.encode('utf-8', 'surrogatepass')).digest()[:8], 'big') % parts
 
 # %% ../nbs/05b_cluster.ipynb #sl0markcode
 PARTS_DIR = '.imgprep_parts' # the parts' locks and done markers: in the Stage 2 tree, or the Arrow tool's output folder

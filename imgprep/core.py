@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse, codecs, ctypes, errno, fcntl, hashlib, importlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator
 

@@ -21,8 +21,9 @@ __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_
            'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds',
            'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
            'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'encoders_problem', 'read_encoders',
-           'EncodersMismatch', 'accepted_unknown', 'check_encoders']
+           'npy_problem', 'load_npy_bytes', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
+           'migrate_record']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -306,6 +307,16 @@ def load_npy_bytes(
     a = a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
     return a if a.flags.writeable else a.copy()
 
+# %% ../nbs/01a_format.ipynb #0576e706
+def npy_size(
+    shape:tuple, # Array shape
+    dtype, # Its dtype
+)->int:
+    "Bytes of a `.npy` of `shape` and `dtype` as `np.save` writes it: its header, then the data."
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, dict(descr=np.lib.format.dtype_to_descr(np.dtype(dtype)), fortran_order=False, shape=tuple(shape)))
+    return f.tell() + math.prod(shape)*np.dtype(dtype).itemsize
+
 # %% ../nbs/01a_format.ipynb #91672e42
 UNRESOLVED = 'unresolved'
 
@@ -404,4 +415,34 @@ def check_encoders(
     out = {**recorded, 'kinds': {k: both[k] for k in KINDS if k in both}}  # in registration order, whichever run added a kind
     new = [dict(field=f, recorded=r, run=c) for f,r,c in diffs] + ([dict(field=UNKNOWN, kinds=unknown)] if unknown else [])
     if new := [d for d in new if d not in recorded.get('accepted', [])]: out['accepted'] = recorded.get('accepted', []) + new
+    return out
+
+# %% ../nbs/01a_format.ipynb #a407118f
+def inline_embedding(
+    rec:dict, # A Stage 1 record
+    kind:str|Kind='dinov3', # A kind with an `inline` field
+)->tuple: # (array or None, problem or None)
+    "The record's inline array of `kind` in the kind's dtype, or why it cannot be used."
+    k = kind_of(kind)
+    v = rec.get(k.inline) if k.inline else None
+    if v is None: return None, None
+    try: a = np.asarray(v, dtype=k.store_dtype)
+    except (TypeError, ValueError) as e: return None, f'{k.inline} is not numeric ({e})'
+    return (None, f'{k.inline} {why}') if (why := check_embedding(k, a)) else (a, None)
+
+# %% ../nbs/01a_format.ipynb #f78f63fb
+def inline_fields()->tuple:
+    "The Stage 1 fields that may hold a kind's array inline (`dinov3_embedding`)."
+    return tuple(k.inline for k in KINDS.values() if k.inline)
+
+def migrate_record(
+    rec:dict, # Stage 1 or v2 record with valid masks for `kinds`
+    image_id:str, # From `check_record`
+    bucket:str, # Aspect bucket name
+    kinds:tuple=('dinov3', 'vae', 't5'), # The run's kinds, whose masks the record holds
+)->dict:
+    "`rec` in format v2: the format's fields first, other fields kept in order, inline arrays removed."
+    out = {f: rec.get(f) for f in record_fields(kinds)} | dict(image_id=image_id, aspect_bucket=bucket, format_version=2)
+    drop = {*inline_fields(), *inline_arrays(rec)}
+    out.update((k, v) for k,v in rec.items() if k not in out and k not in drop)
     return out

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_plan.ipynb #a0imports
 from __future__ import annotations
-import hashlib, os
+import os
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,22 +14,21 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, comma_list, dumps_record, free_gb, image_id_from_path,
+from .core import (ImgprepError, ImageIdError, UnreadableFile, comma_list, image_id_from_path,
                           is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
-from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
+from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
+from .buckets import bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size, named
 from .pool import Placement
-from .cluster import parse_part
-from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem
+from .cluster import parse_part, part_of
+from .format import CROP_FIELDS, MADE_FROM, inline_arrays, inline_embedding, inline_fields, made_from, migrate_record, ordered_record, record_problem
 from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
 
 # %% auto #0
-__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
-           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'part_of', 'Work', 'counter_names',
-           'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options', 'stage2_run',
-           'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet', 'models_needed',
-           'npy_bytes', 'estimate_writes', 'check_room']
+__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
+           'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet',
+           'models_needed']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -91,44 +90,6 @@ def check_record(
     except ImageIdError as e: raise BadRecord('bad_image_id', str(e)) from None
     if p := record_problem(rec, stage1=True, kinds=kinds): raise BadRecord(*p)
     return iid, image
-
-# %% ../nbs/06a_plan.ipynb #e8402e80
-def inline_embedding(
-    rec:dict, # A Stage 1 record
-    kind:str|Kind='dinov3', # A kind with an `inline` field
-)->tuple: # (array or None, problem or None)
-    "The record's inline array of `kind` in the kind's dtype, or why it cannot be used."
-    k = kind_of(kind)
-    v = rec.get(k.inline) if k.inline else None
-    if v is None: return None, None
-    try: a = np.asarray(v, dtype=k.store_dtype)
-    except (TypeError, ValueError) as e: return None, f'{k.inline} is not numeric ({e})'
-    return (None, f'{k.inline} {why}') if (why := check_embedding(k, a)) else (a, None)
-
-# %% ../nbs/06a_plan.ipynb #8d0b0bf3
-def inline_fields()->tuple:
-    "The Stage 1 fields that may hold a kind's array inline (`dinov3_embedding`)."
-    return tuple(k.inline for k in KINDS.values() if k.inline)
-
-def migrate_record(
-    rec:dict, # Stage 1 or v2 record with valid masks for `kinds`
-    image_id:str, # From `check_record`
-    bucket:str, # Aspect bucket name
-    kinds:tuple=('dinov3', 'vae', 't5'), # The run's kinds, whose masks the record holds
-)->dict:
-    "`rec` in format v2: the format's fields first, other fields kept in order, inline arrays removed."
-    out = {f: rec.get(f) for f in record_fields(kinds)} | dict(image_id=image_id, aspect_bucket=bucket, format_version=2)
-    drop = {*inline_fields(), *inline_arrays(rec)}
-    out.update((k, v) for k,v in rec.items() if k not in out and k not in drop)
-    return out
-
-# %% ../nbs/06a_plan.ipynb #a0partcode
-def part_of(
-    image_id:str, # An image_id
-    parts:int, # How many parts
-)->int: # 0 .. parts-1
-    "The part an image_id belongs to: its SHA-1's first 8 bytes, modulo `parts`."
-    return int.from_bytes(hashlib.sha1(image_id.encode('utf-8', 'surrogatepass')).digest()[:8], 'big') % parts
 
 # %% ../nbs/06a_plan.ipynb #a0workcode
 @dataclass
@@ -611,90 +572,3 @@ def models_needed(
             need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)))
             if len(need) == len(wanted): break
     return [k for k in wanted if k in need]
-
-# %% ../nbs/06a_plan.ipynb #4575470a
-NPY_HEADER = 128 # bytes before the data of every `.npy` we write (numpy pads its header to a multiple of 64)
-
-def npy_bytes(
-    kind:str|Kind, # A kind
-    rec:dict, # The record (its size, bucket and, in bucket mode, `<kind>_resolution`)
-    options:dict|None=None, # The run's options for the kind
-)->int:
-    "Size of the `.npy` file of `kind` for `rec`."
-    k = kind_of(kind)
-    opts = k.run_options({k.name: options or {}})
-    if k.spatial and opts.get('resolution') == 'bucket':
-        rec = {**rec, f'{k.name}_resolution': 'bucket', 'aspect_bucket': rec.get('aspect_bucket') or assign_bucket(rec['width'], rec['height'])}
-    shape = k.shapes(rec, dict(opts, crop_multiple=opts.get('crop_multiple', 16)))[0]
-    return NPY_HEADER + int(np.prod([opts['max_length'] if d is None else d for d in shape]))*k.store_dtype.itemsize
-
-# %% ../nbs/06a_plan.ipynb #a0estimatecode
-def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
-    "About the length of the migrated record's line (the real one is made later, with the tokenizers' masks)."
-    v2 = {k: v for k,v in rec.items() if k not in inline_fields()}
-    for k in map(kind_of, planner.kinds):
-        if k.mask: v2.setdefault(k.mask, [1]*(k.shapes(None, k.run_options(planner.options))[0][0] or T5_MASK_LEN))
-        if k.spatial and planner.option(k.name, 'resolution') == 'bucket':
-            v2.update({f'{k.name}_resolution': 'bucket', f'{k.name}_crop_box': [0, 0, 99999, 99999], f'{k.name}_original_size': [99999, 99999]})
-    v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from=made_from(rec, planner.kinds))
-    return len(dumps_record(v2))
-
-def estimate_writes(
-    planner:Planner, # The run, before it starts
-    backup:Path|None=None, # The backup it makes before the first in-place merge, unless it exists
-)->dict: # Bytes per kind, 'jsonl', 'total'; 'records', 'arrays' to make, and `images` found/missing
-    "Bytes the run will write (at its peak, the journal and the merged JSONL included), from the records and what is missing."
-    out,seen,found = Counter(dict.fromkeys((*planner.kinds, 'jsonl'), 0)),set(),Counter()
-    n,merged,changes,arrays = 0,0,False,0
-    images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
-    with quiet():
-        for line,rec in iter_jsonl(planner.src):
-            n += planner.part is None  # a part counts its own records only
-            try: iid,image = check_record(rec, planner.images_root, planner.kinds)
-            except BadRecord: changes = True; continue
-            if iid in seen: changes = True; continue
-            seen.add(iid)
-            bucket = assign_bucket(rec['width'], rec['height'])
-            mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
-            n += planner.part is not None and mine
-            missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
-            if mine and planner.needs(iid, rec, images): found['found' if planner.image_exists(image) else 'missing'] += 1
-            elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += planner.image_exists(image)  # a few images of done records: is the root right?
-            for k in missing:
-                inline = kind_of(k).inline and inline_embedding(rec, k)[0] is not None
-                if not (planner.computes(k) or (inline and MIGRATE in planner.passes)): continue
-                if kind_of(k).input == 'image' and not inline and not planner.image_exists(image): continue
-                out[k] += npy_bytes(k, rec, planner.options.get(k))
-                arrays += 1
-            if planner.part is not None: continue
-            needs = MIGRATE in planner.passes and rec.get('format_version') != 2 or any(kind_of(k).mask and rec.get(kind_of(k).mask) is None for k in planner.kinds)
-            size = _v2_size(rec, planner, iid, bucket) if needs or missing else len(dumps_record(rec))
-            changes |= needs or bool(missing)
-            merged += size
-            out['jsonl'] += len(f'{{"line":{line},"record":}}') + size if needs or missing else len(f'{{"line":{line}}}\n')
-    if changes and planner.part is None:
-        out['jsonl'] += merged
-        if backup is not None and not backup.exists() and planner.src.exists(): out['jsonl'] += planner.src.stat().st_size
-    return {**out, 'total': sum(out.values()), 'records': n, 'arrays': arrays, 'images_found': found['found'], 'images_missing': found['missing']}
-
-# %% ../nbs/06a_plan.ipynb #a0roomcode
-def _size(n:float)->str: return f'{n/1e12:.2f} TB' if n >= 1e12 else f'{n/1e9:.2f} GB' if n >= 1e9 else f'{n/1e6:.1f} MB' if n >= 1e6 else f'{n/1e3:.0f} kB'
-
-def check_room(
-    base:Path, # Where the run writes
-    need:dict, # From `estimate_writes`
-    margin_gb:float, # `--min-free-gb`: what must stay free after the run
-    planner:Planner|None=None, # The run, to name the size of one array of each kind
-)->str: # The estimate as one line, for the log
-    "Raise `DiskSpaceError` when `base` cannot hold the estimated writes and still keep `margin_gb` free."
-    free = free_gb(base)
-    kinds = [k for k in need if k in KINDS]
-    each = {k: npy_bytes(k, dict(width=1024, height=1024, aspect_bucket='1024x1024'), (planner.options if planner else {}).get(k)) for k in kinds}
-    parts = ', '.join(f'{k} {_size(need[k])}' for k in (*kinds, 'jsonl') if need[k])
-    big = [f'{k} {_size(each[k])} a record, {_size(each[k]*1e6)} per million' for k in kinds if need[k] and each[k] >= 1e6]
-    msg = (f"{shown(base)}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records"
-           f"{'; ' + '; '.join(big) if big else ''}; {free:.1f} GB free")
-    if free - need['total']/1e9 < margin_gb:
-        raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '
-                             'write elsewhere with --derived-dir, run fewer passes at a time, or lower --min-free-gb')
-    return msg

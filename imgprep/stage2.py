@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, json, os, shutil, signal, sys, threading
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,13 +18,13 @@ from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableF
                           exclusive_dir, fault, flocked, format_counters, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
 from .kinds import KINDS, Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
+from .format import (inline_embedding, inline_fields, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
                             stale_kinds, tree_kinds)
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
-                          inline_embedding, inline_fields, models_needed, quiet, stage2_run)
-from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed, quiet, stage2_run)
+from .room import check_room, estimate_writes
+from .encode import EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
-from .pool import Placement, Workers, open_workers, placement
+from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, part_lock
 from .storage import is_url, local_path, shown_url
 

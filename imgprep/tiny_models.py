@@ -4,8 +4,7 @@
 
 # %% ../nbs/02_tiny_models.ipynb #badedd15
 from __future__ import annotations
-import argparse, json, os, re, secrets, shlex, shutil, tempfile
-from contextlib import contextmanager
+import argparse, json, os, re, secrets, shlex, shutil
 from pathlib import Path
 
 from .core import ImgprepError, cli_parser, flocked, run_cli
