@@ -202,15 +202,15 @@ VAE = register_kind(Kind(
     about='FLUX.1 VAE latent, the posterior mean, raw'))
 T5 = register_kind(Kind(
     't5', 't5_hidden', 't5h', (T5_MASK_LEN, 1024), 'float16', 'caption', 'google-t5/t5-large',
-    'imgprep.encoders:T5Encoder', 'imgprep.tiny_models:save_tiny_t5', mask='t5_attention_mask', mask_member='t5m',
+    'imgprep.text_encoders:T5Encoder', 'imgprep.tiny_models:save_tiny_t5', mask='t5_attention_mask', mask_member='t5m',
     about=f'T5-Large last hidden states, {T5_MASK_LEN} tokens'))
 CLIP_L = register_kind(Kind(
     'clip_l', 'clip_l_pooled', 'clip_l', (768,), 'float16', 'caption', FLUX_ID,
-    'imgprep.encoders:ClipTextEncoder', 'imgprep.tiny_models:save_tiny_clip_l',
+    'imgprep.text_encoders:ClipTextEncoder', 'imgprep.tiny_models:save_tiny_clip_l',
     about="CLIP ViT-L/14 pooled text vector, as FLUX.1's pipeline computes it"))
 T5XXL = register_kind(Kind(
     't5xxl', 't5xxl_hidden', 't5xxl', (None, 4096), 'float16', 'caption', FLUX_ID,
-    'imgprep.encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
+    'imgprep.text_encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
     shape_rule=text_shapes, options=dict(max_length=Option(512, low=1, high=512)),
     about="T5-XXL last hidden states, padded to --t5xxl-length tokens, as FLUX.1's pipeline computes them"))
 
