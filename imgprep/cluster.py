@@ -4,7 +4,7 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import hashlib, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
+import argparse, hashlib, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from .storage import Store, is_url
 # %% auto #0
 __all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
            'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_of', 'part_name',
-           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
+           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_parser', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -375,9 +375,13 @@ def parts_report(
     if not s['unfinished']: out.append(f'all parts done: a run without --part finishes the run')
     return '\n'.join(out)
 
+def parts_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_parts`: `parts_status`'s parameters, the tree without a flag."
+    return cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N'))
+
 def parts_main(argv:list|None=None):
     "Command line entry point of `imgprep_parts`: exit 0 when every part is done, 1 otherwise."
-    args = cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N')).parse_args(argv)
+    args = parts_parser().parse_args(argv)
     def status(**kw):
         s = parts_status(**kw)
         print(parts_report(s, kw['tree']), flush=True)

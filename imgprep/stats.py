@@ -21,7 +21,7 @@ from .loader import MANIFEST_MAX_BYTES, shard_kinds, shard_resolutions, tar_samp
 
 # %% auto #0
 __all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
-           'collect_stats', 'beside_shards', 'find_source', 'latent_stats', 'stats_parser', 'main']
+           'collect_stats', 'beside_shards', 'find_source', 'stats_source', 'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -239,12 +239,23 @@ def find_source(
     raise FileNotFoundError(f'{p}: neither a Stage 2 tree (no {JSONL_NAME}) nor a directory of .tar shards; '
                             'run imgprep_stage2 or imgprep_shard first')
 
+def stats_source(
+    path:str|Path|None, # What was given without a flag
+    derived_dir:str|Path|None, # `--derived-dir`
+)->str|Path:
+    "What to measure: the Stage 2 tree `--derived-dir` names, or `path`; exactly one of them."
+    if (path is None) == (derived_dir is None): raise ImgprepError('give a Stage 2 tree (--derived-dir DIR) or a shard set or tree as PATH, one of them')
+    if derived_dir is not None and find_source(derived_dir)[0] != 'stage2': raise ImgprepError(f'--derived-dir {derived_dir}: a shard set, not a Stage 2 tree; give it as PATH')
+    return path if derived_dir is None else derived_dir
+
 def latent_stats(
-    path:str|Path, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
+    path:str|Path|None=None, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
     output:str|Path|None=None, # Where to write the JSON (default: latent_stats.json in a Stage 2 tree; beside a shard set's directory, <dir>.latent_stats.json)
     progress_every:int=1000, # Print a progress line every this many samples (0: never)
+    derived_dir:str|Path|None=None, # The Stage 2 tree to measure, as the other commands name it (instead of PATH)
 )->dict: # What was written to `output`
-    "Stream the statistics of `path` and write them atomically to `output`."
+    "Stream the statistics of `path` (or of the tree at `derived_dir`) and write them atomically to `output`."
+    path = stats_source(path, derived_dir)
     kind,src,default = find_source(path)
     counts = Counter()
     kinds,enc = stage2_kinds(src) if kind == 'stage2' else _shard_set(src[0])
@@ -265,11 +276,12 @@ def stats_parser()->argparse.ArgumentParser:
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
-    "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
+    "Command line entry point of `imgprep_stats PATH|--derived-dir DIR [--output FILE] [--progress-every N]`."
     a = stats_parser().parse_args(argv)
     def stats()->dict:
-        out = a.output or find_source(a.path)[2]  # said on the counters line: where the file went
-        return {**latent_stats(a.path, out, a.progress_every)['counts'], 'output': str(out)}
+        path = stats_source(a.path, a.derived_dir)
+        out = a.output or find_source(path)[2]  # said on the counters line: where the file went
+        return {**latent_stats(path, out, a.progress_every)['counts'], 'output': str(out)}
     run_cli('imgprep_stats', stats)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stats`, not a notebook run
