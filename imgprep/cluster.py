@@ -33,6 +33,7 @@ def import_ray():
         raise ImgprepError(f'--ray needs Ray, which is not installed: {RAY_HINT}') from None
     return ray
 
+# %% ../nbs/05b_cluster.ipynb #04bf04af
 def _resolved(address:str)->str:
     "HOST:PORT of the cluster `address` names: for auto, the one running here as Ray finds it ('' when there is none)."
     if address != 'auto': return address.split('://')[-1]
@@ -40,10 +41,12 @@ def _resolved(address:str)->str:
     try: return canonicalize_bootstrap_address('auto') or ''
     except Exception: return ''  # Ray's own join says why
 
+# %% ../nbs/05b_cluster.ipynb #c11d4531
 def _loopback(address:str)->dict:
     "A cluster of this machine alone listens on the loopback address (as `--ray local` starts one): a driver joining it must too."
     return dict(_node_ip_address='127.0.0.1') if _resolved(address).split(':')[0] in ('127.0.0.1', 'localhost') else {}
 
+# %% ../nbs/05b_cluster.ipynb #dbc22356
 def unanswered(
     address:str, # HOST:PORT or auto
     timeout:float=CONNECT_TIMEOUT, # Seconds to wait for the connection
@@ -68,6 +71,7 @@ def _stop_started():
             try: os.kill(int(d.name), signal.SIGKILL)
             except OSError: pass
 
+# %% ../nbs/05b_cluster.ipynb #2e4e6fe2
 def start_ray(
     address:str, # 'local' (a cluster on this machine for this run), 'auto' (the running cluster) or HOST:PORT
     temp_dir:str|Path|None=None, # For 'local': the directory of the cluster's sockets, session and logs (default: a new one, left to the caller)
@@ -101,6 +105,7 @@ def _fd(f)->int|None:
     try: return f.fileno()
     except (AttributeError, OSError, ValueError): return None
 
+# %% ../nbs/05b_cluster.ipynb #2325a845
 class OutputTo:
     "Inside the block, what this process writes to its standard output and error goes to `path`, imgprep's own lines excepted."
     def __init__(self, path:str|Path): self.path = Path(path)
@@ -139,6 +144,7 @@ def _metadata(spec)->dict:
     import torch
     return spec.worker('cuda' if torch.cuda.is_available() else 'cpu').metadata()
 
+# %% ../nbs/05b_cluster.ipynb #aae849b7
 class RayActor:
     "A Ray Data actor: one loaded worker of `spec`, doing the pickled tasks of each batch."
     def __init__(self, spec, kinds:tuple=()):
@@ -216,6 +222,7 @@ def metadata(self:RayWorkers)->dict:
         except Exception as e: raise self._failed(e) from None
     return self._metadata
 
+# %% ../nbs/05b_cluster.ipynb #3d351266
 def ray_workers(
     spec, # Picklable; has `worker(device)`
     placement:Placement, # Its `address`: the cluster to join (default: auto, the running one)
@@ -232,6 +239,7 @@ def _failed(self:RayWorkers, e:Exception)->ImgprepError:
     return RunFailed(f"the Ray job failed ({type(e).__name__}: {one_line(e, typed=False)[:200]}); run the same command again to finish it "
                      f"(Ray's output: {self.log})")
 
+# %% ../nbs/05b_cluster.ipynb #9fa17f27
 @patch
 def _run(self:RayWorkers, tasks:list)->Iterator:
     "One Ray Data execution over `tasks`: each task a block, each actor one task at a time; whatever fails, one `ImgprepError`."
@@ -258,6 +266,7 @@ def _slurm_vars(spec:str, names:tuple, env)->list:
                            '(sbatch --array=0-3 ...), or give --part I/N')
     return [int(env[n]) for n in names]
 
+# %% ../nbs/05b_cluster.ipynb #0c0ddd76
 def slurm_part(
     spec:str='slurm', # 'slurm': the array is the parts; 'slurm/N': N parts, the task's id its part
     env:dict|None=None, # The environment (default: this process's)
@@ -277,6 +286,7 @@ def slurm_part(
                            'submit N tasks in a row (--array=0-3), or give --part slurm/N, whose array ids are the parts')
     return i-lo, n
 
+# %% ../nbs/05b_cluster.ipynb #ccb82342
 def parse_part(
     spec:str|None, # 'I/N' such as '0/4', or 'slurm' or 'slurm/N' in a Slurm job array (`slurm_part`); None: the whole run
     env:dict|None=None, # The environment `slurm` reads (default: this process's)
@@ -304,6 +314,7 @@ def part_name(part:tuple)->str:
     "The file name of part (I, N), without its suffix: `part-I-of-N`."
     return f'part-{part[0]}-of-{part[1]}'
 
+# %% ../nbs/05b_cluster.ipynb #756b02a6
 @contextmanager
 def part_lock(
     d:Path, # The folder the parts share
@@ -315,6 +326,7 @@ def part_lock(
         (d/PARTS_DIR/f'{part_name(part)}.done').unlink(missing_ok=True)
         yield
 
+# %% ../nbs/05b_cluster.ipynb #517b0ca9
 def mark_done(
     d:Path, # The folder the parts share
     part:tuple, # (I, N)
@@ -343,6 +355,7 @@ def _part_files(tree:str|Path, storage_options:str|None)->list:
     if is_url(str(tree)): return [r.split('/', 1)[1] for r in Store(str(tree), storage_options).files() if r.startswith(PARTS_DIR + '/')]
     return os.listdir(Path(tree)/PARTS_DIR) if (Path(tree)/PARTS_DIR).is_dir() else []
 
+# %% ../nbs/05b_cluster.ipynb #7b656f01
 def parts_status(
     tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/
     parts:int|None=None, # N, the parts of the run (default: read from the files the parts left)
@@ -375,10 +388,12 @@ def parts_report(
     if not s['unfinished']: out.append(f'all parts done: a run without --part finishes the run')
     return '\n'.join(out)
 
+# %% ../nbs/05b_cluster.ipynb #e16960e3
 def parts_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_parts`: `parts_status`'s parameters, the tree without a flag."
     return cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N'))
 
+# %% ../nbs/05b_cluster.ipynb #54e39766
 def parts_main(argv:list|None=None):
     "Command line entry point of `imgprep_parts`: exit 0 when every part is done, 1 otherwise."
     args = parts_parser().parse_args(argv)

@@ -91,6 +91,7 @@ def load(cls:Encoder,
     "Load the model with its library's `from_pretrained` and wrap it: what `load_encoders` calls for each kind."
     raise NotImplementedError(f'{cls.__name__} does not say how to load its model')
 
+# %% ../nbs/05_encoders.ipynb #1a34c8b7
 @patch(cls_method=True)
 def load_tokenizer(cls:Encoder,
                    model_id:str, # Hub id or directory
@@ -107,6 +108,7 @@ def preparer(self:Encoder,
     "Picklable `img -> (pixels, info)` for DataLoader workers: an image kind's encoder defines it."
     raise ImgprepError(f'{self.kind} does not encode images')
 
+# %% ../nbs/05_encoders.ipynb #3fc7624f
 @patch(as_prop=True)
 def input_size(self:Encoder)->tuple|None:
     "(width, height) the model sees, so an image may be decoded at reduced scale down to it; None: the full image."
@@ -118,17 +120,20 @@ def launch(self:Encoder, batch)->torch.Tensor:
     "Start the model on `batch`; the output stays on the device, so a GPU is not waited for."
     raise NotImplementedError
 
+# %% ../nbs/05_encoders.ipynb #9db4a6ae
 @patch
 def will_tile(self:Encoder, batch, tiled:bool=None)->bool:
     "Whether `launch` encodes `batch` tile by tile (only the VAE tiles)."
     return False
 
+# %% ../nbs/05_encoders.ipynb #49e95187
 @patch
 @torch.inference_mode()
 def forward(self:Encoder, batch)->torch.Tensor:
     "The model's output for `batch`, float32 on the CPU."
     return self.launch(batch).float().cpu()
 
+# %% ../nbs/05_encoders.ipynb #f1a3a901
 @patch
 def check(self:Encoder,
           raw:torch.Tensor, # (B, ...) encoder output
@@ -136,6 +141,7 @@ def check(self:Encoder,
     "Each sample of `raw` cast for storage, or refused with a reason."
     return [check_storage(r, self.store_dtype) for r in raw.float().cpu()]
 
+# %% ../nbs/05_encoders.ipynb #edc1c6a3
 @patch
 def stored(self:Encoder,
            raw:torch.Tensor, # (B, ...) encoder output
@@ -164,6 +170,7 @@ def dinov3_preprocess_config(
     if cfg.get('do_center_crop'): raise ImgprepError('preprocessor do_center_crop is not supported (DINOv3 resizes without cropping)')
     return out
 
+# %% ../nbs/05_encoders.ipynb #fb14c17d
 def dinov3_pixels(
     img:Image.Image, # RGB image, already EXIF-oriented
     cfg:dict, # From `dinov3_preprocess_config`
@@ -227,16 +234,19 @@ def preprocess(self:DinoV3Encoder,
     "`img` preprocessed as the model's `preprocessor_config.json` says."
     return dinov3_pixels(img, self.preprocess_config)
 
+# %% ../nbs/05_encoders.ipynb #9cf6434f
 @patch
 def preparer(self:DinoV3Encoder)->Callable:
     "Picklable `img -> (pixels, info)` for DataLoader workers."
     return partial(_dinov3_prepare, cfg=self.preprocess_config)
 
+# %% ../nbs/05_encoders.ipynb #12d04f02
 @patch(as_prop=True)
 def input_size(self:DinoV3Encoder)->tuple|None:
     "(width, height) the model sees; an image can be decoded at any scale that keeps it at least this large (None: no resize)."
     return self.preprocess_config['size'][::-1] if self.preprocess_config['do_resize'] else None
 
+# %% ../nbs/05_encoders.ipynb #b3e70074
 @patch
 @torch.inference_mode()
 def launch(self:DinoV3Encoder,
@@ -246,6 +256,7 @@ def launch(self:DinoV3Encoder,
     x = pixel_values.to(self.device, self.dtype, non_blocking=True)
     return self.model(pixel_values=x).pooler_output
 
+# %% ../nbs/05_encoders.ipynb #5f46ab16
 @patch
 def encode(self:DinoV3Encoder,
            pixel_values:torch.Tensor, # (B, 3, S, S) from `preprocess`
@@ -253,6 +264,7 @@ def encode(self:DinoV3Encoder,
     "Embeddings (B, 1024) float32 of a preprocessed batch."
     return self.forward(pixel_values).numpy()
 
+# %% ../nbs/05_encoders.ipynb #5f07fa6f
 @patch
 def encode_images(self:DinoV3Encoder,
                   images:Sequence[Image.Image], # RGB images, already EXIF-oriented
@@ -284,6 +296,7 @@ def vae_pixels(
     x = torch.from_numpy(np.array(out, dtype=np.uint8)).permute(2, 0, 1).contiguous()
     return x, dict(resolution=resolution, original_size=(w, h), size=out.size, crop_box=tuple(box), bucket=bucket)
 
+# %% ../nbs/05_encoders.ipynb #781431a0
 def vae_input(
     pixels:torch.Tensor, # (B, 3, H, W) uint8 from `vae_pixels`, or float already in [-1, 1]
     device:torch.device|str='cpu', # Device of the model
@@ -294,6 +307,7 @@ def vae_input(
     if x.dtype == torch.uint8: x = x.float()/127.5 - 1
     return x.to(dtype)
 
+# %% ../nbs/05_encoders.ipynb #f572e601
 def vae_tile_above(
     device:torch.device|str, # Device of the model
     dtype:torch.dtype, # Compute dtype
@@ -317,6 +331,7 @@ def _vae_sources(src:str)->list:
         return [(src, None)]
     raise ImgprepError(f'vae model {src!r}: neither an AutoencoderKL directory (config.json) nor a pipeline with vae/')
 
+# %% ../nbs/05_encoders.ipynb #505ff141
 def _load_autoencoder(src:str, dtype:torch.dtype, hub:dict=None):
     "The `AutoencoderKL` at `src` without its decoder, which encoding never uses."
     from diffusers import AutoencoderKL
@@ -390,6 +405,7 @@ def preprocess(self:FluxVaeEncoder,
     "(pixels in [-1, 1], info) for `img`; see `vae_pixels`."
     return vae_pixels(img, resolution, self.max_pixels)
 
+# %% ../nbs/05_encoders.ipynb #f8a6ccee
 @patch
 def preparer(self:FluxVaeEncoder, resolution:str|None=None, bucket_resolution:int|None=None)->Callable:
     "Picklable `img -> (pixels, info)` for DataLoader workers, at `resolution` and `bucket_resolution` (default: the encoder's)."
@@ -397,6 +413,7 @@ def preparer(self:FluxVaeEncoder, resolution:str|None=None, bucket_resolution:in
     return partial(_vae_prepare, resolution=resolution or self.resolution, max_pixels=self.max_pixels,
                    bucket_resolution=check_resolution(bucket_resolution or self.bucket_resolution))
 
+# %% ../nbs/05_encoders.ipynb #3008d1a8
 @patch
 def will_tile(self:FluxVaeEncoder,
               pixels:torch.Tensor, # (B, 3, H, W), one shape
@@ -408,6 +425,7 @@ def will_tile(self:FluxVaeEncoder,
     tile = getattr(self.model, 'tile_sample_min_size', 0)
     return bool(want and (h > tile or w > tile))  # diffusers encodes an image of one tile or less in one piece
 
+# %% ../nbs/05_encoders.ipynb #77796179
 @patch
 @torch.inference_mode()
 def launch(self:FluxVaeEncoder,
@@ -421,6 +439,7 @@ def launch(self:FluxVaeEncoder,
     try: return torch.cat([self.model.encode(xi[None]).latent_dist.mean.float().cpu() for xi in x])
     finally: self.model.disable_tiling()
 
+# %% ../nbs/05_encoders.ipynb #9954addc
 @patch
 def encode(self:FluxVaeEncoder,
            pixels:torch.Tensor, # (B, 3, H, W) in [-1, 1] from `preprocess`

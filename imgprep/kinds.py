@@ -111,6 +111,7 @@ def run_options(self:Kind,
     own = {n: o.default for n,o in self.options.items()} | ((options or {}).get(self.name) or {})
     return own | ({'bucket_resolution': self.family} if self.family else {})
 
+# %% ../nbs/00a_kinds.ipynb #83be1775
 @patch
 def setting(self:Kind,
             settings:dict|None, # This kind's entry of `encoders.json`, or a run's options for it
@@ -137,10 +138,12 @@ def register_kind(
     KINDS[kind.name] = kind
     return kind
 
+# %% ../nbs/00a_kinds.ipynb #4438c166
 def unregister_kind(name:str):
     "Remove a kind from the registry (tests)."
     KINDS.pop(name, None)
 
+# %% ../nbs/00a_kinds.ipynb #3693844b
 def kind_of(
     name:str|Kind, # A kind's name (or the kind itself)
 )->Kind:
@@ -161,6 +164,7 @@ def scaled_sides(
     "The bucket's sides at `resolution`: the same aspect, scaled by `resolution/1024`."
     return tuple(int(s)*resolution//BASE_RESOLUTION for s in bucket.split('x'))
 
+# %% ../nbs/00a_kinds.ipynb #43d8b729
 def vae_shapes(
     rec:dict|None, # A record (its `width`, `height`, `aspect_bucket` and, in bucket mode, `<kind>_resolution`)
     settings:dict|None=None, # The kind's entry of `encoders.json`; None: not recorded, so either crop multiple is allowed
@@ -178,6 +182,7 @@ def vae_shapes(
     crop = lambda m: (16, rec['height']//m*m//8, rec['width']//m*m//8)
     return list(dict.fromkeys(crop(m) for m in ([8, VAE_CROP_MULTIPLE] if m is None else [m])))
 
+# %% ../nbs/00a_kinds.ipynb #a2343af0
 def text_shapes(
     rec:dict|None, # Unused: a caption's states have the same shape for every record
     settings:dict|None, # The kind's entry of `encoders.json` (its `max_length`), or None
@@ -230,10 +235,12 @@ def check_resolution(
                            'only then do all seven buckets scale to sides that are multiples of 16, as FLUX needs')
     return r
 
+# %% ../nbs/00a_kinds.ipynb #07c2bbc7
 def _vae_at(r:int)->Kind:
     return replace(VAE, name=f'vae{r}', directory=f'{VAE.directory}_{r}', member=f'vae{r}', family=r, derived_from=VAE.name,
                    shape_rule=partial(vae_shapes, kind=f'vae{r}', family=r), tiny=None, about=f'{VAE.about}, at bucket resolution {r}')
 
+# %% ../nbs/00a_kinds.ipynb #329608ad
 VAE_AT = {r: VAE if r == VAE.family else register_kind(_vae_at(r)) for r in range(RESOLUTION_RANGE[0], RESOLUTION_RANGE[1]+1, RESOLUTION_STEP)}
 
 def vae_at(
@@ -348,6 +355,7 @@ def kinds_table(
                  shape=_shape_text(k), dtype=k.dtype, input=k.input, default_model=k.default_model)
             for k in map(kind_of, kinds or [k for k,v in KINDS.items() if not v.derived_from])]
 
+# %% ../nbs/00a_kinds.ipynb #d4f045c7
 def _shape_text(k:Kind)->str:
     dims = [str(d) for d in k.shape]
     if k.spatial: dims[-2:] = [f'H/{k.spatial}', f'W/{k.spatial}']

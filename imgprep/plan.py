@@ -52,12 +52,14 @@ class BadRecord(ImgprepError):
     "A record that cannot be used; `kind` names the problem (and its counter)."
     def __init__(self, kind:str, msg:str): super().__init__(msg); self.kind = kind
 
+# %% ../nbs/06a_plan.ipynb #ce858f80
 @lru_cache(maxsize=4096)
 def _dir_inside(d:str, root:str)->bool:
     # Resolving every record's path costs a `lstat` per component; images share few directories, so each is resolved once per
     # process. A directory swapped for a link later is still caught: the image is opened with `core.open_regular` and the root.
     return is_inside(d, root)
 
+# %% ../nbs/06a_plan.ipynb #d89c3007
 def resolve_image(
     image_path:str, # `image_path` of a record
     images_root:str|Path, # Directory image paths are relative to
@@ -73,12 +75,14 @@ def resolve_image(
         raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {shown(root)} through a symbolic link (to {shown(os.path.realpath(p))})')
     return Path(p)
 
+# %% ../nbs/06a_plan.ipynb #7f9da5c7
 def _object_url(image_path:str, root:str)->str:
     "The URL of the object whose key is `root`'s, `/`, then `image_path` as written (`//` and all); `BadRecord` for a `.` or `..` step."
     if any(s in ('.', '..') for s in image_path.split('/')):
         raise BadRecord('bad_image_path', f"image_path {image_path!r} has a '.' or '..' step: under {shown_url(root)} it is the rest of an object's key, read as written")
     return f'{root}/{image_path}'
 
+# %% ../nbs/06a_plan.ipynb #491e400c
 def check_record(
     rec:dict, # A Stage 1 or format v2 record
     images_root:str|Path, # Directory image paths are relative to
@@ -119,6 +123,7 @@ def counter_names(
             *(f'new_{k}' for k in kinds), 'recomputed',
             *(('rechecked', 'recheck_differed') if recheck else ()), 'oom_retries', 'tiled_latents', 'recovered_tmp')
 
+# %% ../nbs/06a_plan.ipynb #a17257f4
 @dataclass
 class Item:
     "A usable record of the chunk and what happens to it."
@@ -231,6 +236,7 @@ def run_models(
         give(kind, mid.strip(), f'--model {m}')
     return out
 
+# %% ../nbs/06a_plan.ipynb #cfa2ba5f
 OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
 
 def with_resolutions(
@@ -265,6 +271,7 @@ def kind_options(
                                'the aspect buckets; use bucket, or make the original-size latents alone')
     return out
 
+# %% ../nbs/06a_plan.ipynb #c7a7c620
 def stage2_run(
     lay:Stage2Layout, # The tree the run writes
     images_root:str|Path, # Directory image paths are relative to
@@ -286,6 +293,7 @@ def stage2_run(
     return Stage2Run(lay, kinds, parse_passes(passes, kinds), root, run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
                      parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds))
 
+# %% ../nbs/06a_plan.ipynb #3ae59492
 def rechecked_kinds(
     recheck:str|list|None, # `--recheck`: kind names, comma-separated (`vae` names the VAE at every resolution)
     kinds:tuple, # The run's kinds
@@ -323,6 +331,7 @@ def fingerprint(
     flat = a.reshape(-1).astype(np.float32)
     return flat[::max(1, flat.size // n)][:n]
 
+# %% ../nbs/06a_plan.ipynb #8d6a49d3
 def same_input(
     old:np.ndarray, # `fingerprint` of an array
     new:np.ndarray, # `fingerprint` of the array made again
@@ -331,12 +340,14 @@ def same_input(
     "Were the two arrays made from the same input?"
     return old.shape == new.shape and float(np.linalg.norm(old - new)) <= rtol * max(float(np.linalg.norm(new)), 1e-12)
 
+# %% ../nbs/06a_plan.ipynb #d375485d
 def recorded(
     rec:dict, # A record
 )->dict: # kind -> digest
     "What the record says its arrays were made from (`made_from`), or nothing."
     return rec[MADE_FROM] if type(rec.get(MADE_FROM)) is dict else {}
 
+# %% ../nbs/06a_plan.ipynb #0ca1830e
 @patch
 def outdated(self:Planner, image_id:str, rec:dict)->list:
     "The kinds whose array of `rec` is on disk but not known to be made from the record's input now: by an encode step's note (the latest word), else by `made_from`; every array of a rechecked kind."
@@ -348,7 +359,6 @@ def outdated(self:Planner, image_id:str, rec:dict)->list:
 
 @patch
 def stale(self:Planner, it:Item)->list: return self.outdated(it.image_id, it.rec)
-
 
 # %% ../nbs/06a_plan.ipynb #df58c671
 @patch
@@ -365,6 +375,7 @@ def image_readable(self:Planner, it:Item)->bool:
     os.close(fd)
     return True
 
+# %% ../nbs/06a_plan.ipynb #0c795790
 @patch
 def forget(self:Planner, it:Item, kind:str):
     "Delete the `kind` array of `it`, not known to be made from the record's input, before the record names the new one (see `sources`); a rechecked one's `fingerprint` is kept."
@@ -378,6 +389,7 @@ def forget(self:Planner, it:Item, kind:str):
     what = 'another' if kind in recorded(it.rec) else 'an unrecorded'
     logger.info(f'{self.where(it.line)}: the {kind} array was made from {what} {kind_of(kind).input}; recomputing it')
 
+# %% ../nbs/06a_plan.ipynb #a6fc847e
 @patch
 def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     "How a spatial kind's bucket-mode array of `it` is cut from its image, or None (flagged) if it cannot be made."
@@ -399,6 +411,7 @@ def list_objects(
     "Every object under `url`, from one listing of its prefix (`Store.listing`); `StoreError` (one line naming the URL) when the store refuses."
     return {rel: i['size'] for rel,i in Store(url, options).listing().items()}
 
+# %% ../nbs/06a_plan.ipynb #9da3993a
 @patch
 def image_exists(self:Planner, image:str|Path)->bool:
     "Whether the image file exists; for an object's URL, whether the listing of the images root (made once) holds it."
@@ -433,6 +446,7 @@ def plan_images(self:Planner, it:Item, stale:list):
         else: it.fields.update(fields)
     for k in it.todo & set(stale): self.forget(it, k)
 
+# %% ../nbs/06a_plan.ipynb #ba5db753
 @patch
 def plan_masks(self:Planner, items:list):
     "The tokenizers' masks for the records whose caption arrays are made now, that have none, or whose array is not yet recorded."
@@ -454,6 +468,7 @@ def plan_masks(self:Planner, items:list):
                 logger.warning(f"{self.where(it.line)}: stored {kind.mask} differs from the tokenizer's; using the tokenizer's")
             it.fields[kind.mask] = m
 
+# %% ../nbs/06a_plan.ipynb #bf4edecc
 @patch
 def plan(self:Planner, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
@@ -473,6 +488,7 @@ def count_captions(self:Planner, kind:str, items:list, tok):
         self.counts[f'truncated_{kind}'] += 1
         self.note(it, 'truncated', 'truncated_captions', self.truncated)
 
+# %% ../nbs/06a_plan.ipynb #c030939b
 @patch
 def note(self:Planner, it:Item, what:str, counter:str, first:list):
     "Count `what` of the caption of `it` once (several text encoders see the same caption), keeping the first five ids."
@@ -491,6 +507,7 @@ def sources(self:Planner, it:Item)->dict:
         if made: out[k] = v
     return {**{k: out.pop(k) for k in KINDS if k in out}, **out}
 
+# %% ../nbs/06a_plan.ipynb #4fd69f07
 @patch
 def entry(self:Planner, it:Item)->dict:
     "The journal entry of a usable record."
@@ -506,6 +523,7 @@ def entry(self:Planner, it:Item)->dict:
     it.changed = list(rec.items()) != list(it.rec.items())
     return {'line': it.line, 'record': rec} if it.changed else {'line': it.line}
 
+# %% ../nbs/06a_plan.ipynb #47436dda
 @patch
 def works(self:Planner, items:list)->list:
     "The `Work` of every item with kinds still to make."
@@ -514,6 +532,7 @@ def works(self:Planner, items:list)->list:
                  {k: v for k,v in now(it).items() if k in it.todo})
             for it in items if it.todo]
 
+# %% ../nbs/06a_plan.ipynb #348dd6ed
 @patch
 def in_part(self:Planner, it:Item)->bool:
     "Whether `it` belongs to this run's part (every record does when the run has none)."
@@ -531,6 +550,7 @@ def record(self:Planner, it:Item, outcomes:list):
             self.counts[f'new_{kind}'] += 1
             if (old := self.rechecked.pop((kind, it.image_id), None)) is not None: self.compare(it, kind, old)
 
+# %% ../nbs/06a_plan.ipynb #cc9b63e6
 @patch
 def compare(self:Planner, it:Item, kind:str, old:np.ndarray):
     "Count a rechecked array, and name it when the one just made from the record's input differs from the one it replaced."
@@ -540,6 +560,7 @@ def compare(self:Planner, it:Item, kind:str, old:np.ndarray):
     self.counts['recheck_differed'] += 1
     logger.warning(f"{shown(path)}: recheck_differed: the array on disk was not made from the record's {kind_of(kind).input}; it is now")
 
+# %% ../nbs/06a_plan.ipynb #4a15ac04
 @patch
 def tally(self:Planner, it:Item)->str:
     "Which of the five outcome counters a processed record goes under."
@@ -558,6 +579,7 @@ def quiet():
     try: yield
     finally: logger.removeFilter(drop)
 
+# %% ../nbs/06a_plan.ipynb #0532fef8
 def models_needed(
     planner:Planner, # The run, before it starts
 )->list: # Kinds, in registration order

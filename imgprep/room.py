@@ -42,6 +42,7 @@ def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
     v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from=made_from(rec, planner.kinds))
     return len(dumps_record(v2))
 
+# %% ../nbs/06a_room.ipynb #b72e4991
 def estimate_writes(
     planner:Planner, # The run, before it starts
     backup:Path|None=None, # The backup it makes before the first in-place merge, unless it exists

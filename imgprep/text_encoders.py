@@ -120,6 +120,7 @@ def launch(self:T5Encoder,
     t = {k: tokens[k].to(self.device) for k in ('input_ids', 'attention_mask') if k == 'input_ids' or self.pass_mask}
     return self.model(**t).last_hidden_state
 
+# %% ../nbs/05_text_encoders.ipynb #33b55262
 @patch
 def encode(self:T5Encoder,
            captions:Sequence[str], # Captions
