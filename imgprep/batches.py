@@ -19,10 +19,10 @@ from torch.utils.data._utils import signal_handling
 
 from .core import FAULT_ENV, ImgprepError, fault, fault_value, logger, one_line
 from .kinds import kind_of
-from .images import ImageMemoryError, load_rgb, named, stop_if_out_of_memory
+from .images import ImageMemoryError, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 from .pool import RunFailed, die_with_parent
-from .storage import StoreError, filesystem, is_url, store_error
+from .storage import StoreError, filesystem, is_url, shown_place, store_error
 
 # %% auto #0
 __all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'FETCH_AHEAD', 'FETCH_BYTES', 'FETCH_TRIES', 'ImageBatch',
@@ -54,7 +54,7 @@ def release_freed_memory():
 # %% ../nbs/06_batches.ipynb #aa704a74
 def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
-    return msg if named(path) in msg or str(path) in msg else f'{named(path)}: {msg}'
+    return msg if shown_place(path) in msg or str(path) in msg else f'{shown_place(path)}: {msg}'
 
 # %% ../nbs/06_batches.ipynb #d5b78e7b
 MAX_BATCH_PIXELS = 16*2**20  # pixels in one batch: a 12 MP photo is a batch of one, 1 MP images batch up
@@ -360,7 +360,7 @@ def encode_images(
             no_fit = f'CUDA out of memory even one image at a time{" and tiled" if enc.can_tile else ""}'
             checked = enc.check(output()) if output else [(None, no_fit)]*n
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
-                out = {**info, 'tiled': tiled} if arr is not None else f'{named(paths[i])}: refused: {why}'
+                out = {**info, 'tiled': tiled} if arr is not None else f'{shown_place(paths[i])}: refused: {why}'
                 if arr is None: logger.warning(f'{b.kind}: {out}')
                 yield i, b.kind, arr, out
     yield from overlapped(decoded(start_workers(loader)), start, finish)

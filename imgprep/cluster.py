@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Iterator
 from .core import ImgprepError, atomic_write_json, cli_parser, fault, flocked, lock_taken, logger, one_line, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
-from .storage import Store, is_url
+from .storage import Folder, Store, open_place
 
 # %% auto #0
 __all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
@@ -350,10 +350,9 @@ def array_ranges(
 # %% ../nbs/05b_cluster.ipynb #sl0status
 _PART_FILE = re.compile(r'part-(\d+)-of-(\d+)\.(done|lock)')
 
-def _part_files(tree:str|Path, storage_options:str|None)->list:
-    "The names of the files in `tree`'s parts folder (in a store: the objects under it)."
-    if is_url(str(tree)): return [r.split('/', 1)[1] for r in Store(str(tree), storage_options).files() if r.startswith(PARTS_DIR + '/')]
-    return os.listdir(Path(tree)/PARTS_DIR) if (Path(tree)/PARTS_DIR).is_dir() else []
+def _held(parts:Folder|Store, name:str)->bool:
+    "Is the lock file `name` in the parts folder held by a running part? (Locks live on a filesystem: in a store, none is.)"
+    return parts.local is not None and lock_taken(parts.local/name)
 
 # %% ../nbs/05b_cluster.ipynb #7b656f01
 def parts_status(
@@ -363,7 +362,8 @@ def parts_status(
 )->dict: # `parts`, `done`, `running`, `unfinished`; the parts of each as array expressions; `array`, those to submit again
     "Which parts of an N-part run in `tree` are done, which run, which are unfinished, and the `--array=` that runs the unfinished again."
     found = {}
-    for m in filter(None, map(_PART_FILE.fullmatch, _part_files(tree, storage_options))): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
+    place = open_place(tree, 'tree', storage_options).child(PARTS_DIR)
+    for m in filter(None, map(_PART_FILE.fullmatch, place.files())): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
     if parts is None and len(found) != 1:
         raise ImgprepError(f'{tree}: no part has left a file in {PARTS_DIR}/ (none has started, or a run without --part finished them); give --parts N'
                            if not found else f"{tree}: parts of {' and of '.join(map(str, sorted(found)))} left files in {PARTS_DIR}/; give --parts N")
@@ -371,7 +371,7 @@ def parts_status(
     if n < 1: raise ImgprepError(f'--parts {n}: give the number of parts, 1 or more')
     left = {i: found.get(n, {}).get(i, set()) for i in range(n)}
     done = [i for i,f in left.items() if 'done' in f]
-    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and not is_url(str(tree)) and lock_taken(Path(tree)/PARTS_DIR/f'{part_name((i, n))}.lock')]
+    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and _held(place, f'{part_name((i, n))}.lock')]
     unfinished = [i for i in left if i not in done]
     return dict(parts=n, done=len(done), running=len(running), unfinished=len(unfinished), done_parts=array_ranges(done),
                 running_parts=array_ranges(running), unfinished_parts=array_ranges(unfinished), array=array_ranges(set(unfinished) - set(running)))

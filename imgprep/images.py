@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 from PIL import ExifTags, Image, UnidentifiedImageError
-from .core import ImgprepError, shown
-from .storage import is_url, shown_url
+from .core import ImgprepError
+from .storage import shown_place
 
 # %% auto #0
-__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'ImageError', 'ImageMemoryError', 'named', 'out_of_memory', 'stop_if_out_of_memory',
+__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'ImageError', 'ImageMemoryError', 'out_of_memory', 'stop_if_out_of_memory',
            'image_size', 'is_animated', 'load_rgb', 'ends_whole', 'check_whole', 'crop_to_multiple']
 
 # %% ../nbs/03_images.ipynb #bf5a9c8b
@@ -32,15 +32,8 @@ class ImageMemoryError(ImgprepError):
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
-# %% ../nbs/03_images.ipynb #a18bed38
-def named(
-    path:str|Path, # An image file, or the URL of an object in a store
-)->str:
-    "`path` as messages name it: a URL without its user part (`storage.shown_url`), a file as `core.shown` does."
-    return shown_url(path) if is_url(str(path)) else shown(path)
-
 # %% ../nbs/03_images.ipynb #36655e7f
-def _refuse(path, why:str)->ImageError: return ImageError(f'{named(path)}: {why}')
+def _refuse(path, why:str)->ImageError: return ImageError(f'{shown_place(path)}: {why}')
 
 def out_of_memory(
     e:BaseException, # Raised while decoding or preparing an image
@@ -56,7 +49,7 @@ def stop_if_out_of_memory(
 ):
     "Raise `ImageMemoryError` naming `path` when `e` is running out of memory; else do nothing, and `e` is the file's."
     if out_of_memory(e):
-        raise ImageMemoryError(f'{named(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
+        raise ImageMemoryError(f'{shown_place(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
 
 # %% ../nbs/03_images.ipynb #b33e2c6c
 @contextmanager

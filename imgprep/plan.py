@@ -18,11 +18,11 @@ from .core import (ImgprepError, ImageIdError, UnreadableFile, comma_list, image
                           is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
 from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
 from .buckets import bucket_for, cover_crop_box, ratio_warning
-from .images import ImageError, image_size, named
+from .images import ImageError, image_size
 from .pool import Placement
 from .cluster import parse_part, part_of
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, inline_embedding, inline_fields, made_from, migrate_record, ordered_record, record_problem
-from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
+from .storage import Store, is_url, parse_options as parse_storage_options, shown_place, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
@@ -314,7 +314,7 @@ def check(self:Planner, line:int, rec:dict)->Item:
     self.seen[iid] = line
     w,h = rec['width'], rec['height']
     if ratio_warning(w, h): self.counts['odd_ratio'] += 1
-    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({named(image)})'))  # the warning names the photo too
+    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({shown_place(image)})'))  # the warning names the photo too
     for k in self.kinds:
         if not kind_of(k).inline: continue
         a,why = inline_embedding(rec, k)

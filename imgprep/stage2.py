@@ -27,7 +27,7 @@ from .commit import Journal, backup_path, fold_notes, journal_path, merge_journa
 from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, part_lock
 from .verify import verify_stage2
-from .storage import is_url, local_path, shown_url
+from .storage import local_path, place, relative_place, shown_url
 
 # %% auto #0
 __all__ = ['TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE', 'recorded_images_root',
@@ -44,7 +44,7 @@ def recorded_images_root(
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
     if not isinstance(root, str): return None
-    return root if is_url(root) else Path(jsonl).parent/root
+    return relative_place(root, Path(jsonl).parent)
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
 @contextmanager
@@ -234,7 +234,7 @@ def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_ro
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
         raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
-    if not is_url(images_root) and not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
+    if isinstance(root := place(images_root, '--images-root'), Path) and not root.is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
     check_free_disk(lay.base, min_free_gb)
 
 # %% ../nbs/06d_stage2.ipynb #f9f13cbf

@@ -11,13 +11,13 @@ from urllib.parse import unquote, urlsplit
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line
+from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line, shown
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
            'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
            'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store', 'Folder',
-           'open_place', 'store_log']
+           'open_place', 'relative_place', 'shown_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -415,6 +415,27 @@ def open_place(
     "The directory at `where`, with one surface whether it is on this machine or in a store (see `place`)."
     p = place(where, flag, output)
     return Folder(p) if isinstance(p, Path) else Store(p, storage_options)
+
+# %% ../nbs/00b_storage.ipynb #806304ca
+@patch
+def child(self:Folder, rel:str)->Folder: return Folder(self.local/rel)
+
+@patch
+def child(self:Store, rel:str)->Store: return Store(self.url_of(rel), self.opts)
+
+# %% ../nbs/00b_storage.ipynb #717010aa
+def relative_place(
+    where:str|Path, # A path or URL, as a file recorded it
+    base:str|Path, # The folder of that file
+)->Path|str:
+    "`where` taken relative to `base` when it is a path; a URL as it is."
+    return where if is_url(str(where)) else Path(base)/where
+
+def shown_place(
+    where:str|Path, # A path or URL
+)->str:
+    "How a message names `where`: a URL as `shown_url` shows it, a path as `core.shown` does."
+    return shown_url(where) if is_url(str(where)) else shown(where)
 
 # %% ../nbs/00b_storage.ipynb #st0log
 STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
