@@ -4,7 +4,7 @@
 
 # %% ../nbs/09c_arrow.ipynb #7d1cb74b
 from __future__ import annotations
-import argparse, io, json, math, posixpath, shutil, time
+import argparse, io, json, posixpath, shutil, sys, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import transformers
 from datasets import Dataset
+from fastcore.basics import patch
 
 from . import __version__
 from .core import ImgprepError, Progress, cli_parser, logger, remove_temps, run_cli
-from fastcore.basics import patch
-
 from .storage import Folder, Store, open_place
 from .encoders import DINOV3_ID
+from .format import npy_size
 from .models import to_storage
 from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, parse_part, part_lock, part_name
@@ -26,9 +26,9 @@ from .arrow_data import SplitPlan, arrow_staging, check_column, choose_splits, j
 from .arrow_embed import INPUTS, POOLINGS, ImageEmbedder, TextEmbedder, cell_rgb
 
 # %% auto #0
-__all__ = ['META_NAME', 'RESUME_FIELDS', 'STORE_DTYPES', 'npy_name', 'npy_size', 'shard_done_in', 'shard_done', 'EmbedSpec',
-           'ShardTask', 'shard_tasks', 'shard_values', 'bad_rows_path', 'shard_bad_rows_in', 'shard_bad_rows',
-           'embed_shard', 'ShardWorker', 'split_metadata', 'check_resumable_in', 'check_resumable', 'embed_arrow',
+__all__ = ['META_NAME', 'RESUME_FIELDS', 'STORE_DTYPES', 'npy_name', 'shard_done_in', 'shard_done', 'EmbedSpec', 'ShardTask',
+           'shard_tasks', 'shard_values', 'bad_rows_path', 'shard_bad_rows_in', 'shard_bad_rows', 'embed_shard',
+           'ShardWorker', 'split_metadata', 'check_resumable_in', 'check_resumable', 'embed_arrow',
            'embed_arrow_parser', 'main']
 
 # %% ../nbs/09c_arrow.ipynb #c4aa91d3
@@ -40,16 +40,6 @@ def npy_name(
 )->str:
     "The output name of shard `i` of `n`: the input shard's, with `.npy` for `.arrow`."
     return f'data-{i:05d}-of-{n:05d}.npy'
-
-# %% ../nbs/09c_arrow.ipynb #ar0npysize
-def npy_size(
-    shape:tuple, # Array shape
-    dtype:str, # Its dtype
-)->int:
-    "Bytes of a `.npy` of `shape` and `dtype` as `np.save` writes it: its header, then the data."
-    f = io.BytesIO()
-    np.lib.format.write_array_header_1_0(f, dict(descr=np.lib.format.dtype_to_descr(np.dtype(dtype)), fortran_order=False, shape=tuple(shape)))
-    return f.tell() + math.prod(shape)*np.dtype(dtype).itemsize
 
 # %% ../nbs/09c_arrow.ipynb #c9e4a716
 def shard_done_in(
@@ -279,10 +269,10 @@ def _write_meta(d:Folder|Store, meta:dict): d.write_bytes(META_NAME, _json(meta)
 # %% ../nbs/09c_arrow.ipynb #2a9c5e70
 def _prepare(dest:Folder|Store, work:Path, plans:list, run:dict, part:tuple|None=None)->tuple[dict, list]:
     "Check earlier outputs, write each split's metadata; return ({split: [plan, completed, bad rows]}, pending tasks of the run, or of its `part`)."
-    for p in plans: check_resumable_in(dest.sub(p.name), META_NAME, split_metadata(p, run, 0))
+    for p in plans: check_resumable_in(dest.child(p.name), META_NAME, split_metadata(p, run, 0))
     state,pending,k = {},[],0
     for p in plans:
-        d = dest.sub(p.name)
+        d = dest.child(p.name)
         if part is None: remove_temps(work/p.name)  # a store has none; a part leaves them: another part may be writing them
         tasks = shard_tasks(p, d, run['column'], run['dtype'])
         done = [_done(d, t, run) for t in tasks]
@@ -320,7 +310,7 @@ class _Finished:
         self.state[task.split][2][task.index] = bad
         for b in bad[:5]: logger.warning(f"{task.key}: row {b['row']} of split {task.split}: {b['why']}; stored zeros")
         if len(bad) > 5: logger.warning(f'{task.key}: {len(bad)-5} more bad rows, all listed in {task.split}/{META_NAME}')
-        _write_meta(self.dest.sub(task.split), split_metadata(plan, self.run, *self.state[task.split][1:]))
+        _write_meta(self.dest.child(task.split), split_metadata(plan, self.run, *self.state[task.split][1:]))
         self.last = f'{task.key}: {rows} rows in {secs:.2f}s ({rows/max(secs, 1e-9):.0f} samples/s, worker {worker}); {self.ready}/{self.total} shards'
         self.prog.tick(rows)
 
@@ -340,7 +330,7 @@ def _parts_end(work:Path, part:tuple|None, dest:Folder|Store, counts:dict)->dict
     "The counters; for a part that has embedded its share, its done marker written beside the outputs; after a run without a part, the parts' files removed."
     if part is None:
         shutil.rmtree(work/PARTS_DIR, ignore_errors=True)
-        for r in (parts := dest.sub(PARTS_DIR)).files(): parts.remove(r)
+        for r in (parts := dest.child(PARTS_DIR)).files(): parts.remove(r)
         return counts
     counts = {**counts, 'part': f'{part[0]}/{part[1]}'}
     done = mark_done(work, part, counts)
@@ -369,7 +359,7 @@ def embed_arrow(
     threads:int|None=None, # torch CPU threads per worker; default: cores / workers (one worker: unchanged)
     chunk_size:int=10_000, # Rows per shard when the dataset says nothing about its shards
     dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
-    progress:int=1, # A progress line every this many rows embedded (and every 10 s), checked as each shard finishes: 1 is a line per shard (0: never)
+    progress:int=1, # A progress line every this many rows embedded (and every 10 s), checked as each shard finishes: 1 is a line per shard (0 or --quiet: never)
     ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
     engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     storage_options:str|None=None, # For URLs: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
@@ -398,7 +388,7 @@ def embed_arrow(
                 for t,(rows,secs,bad),r in pool.map(tasks): done(t, r, rows, secs, bad)
                 secs = time.monotonic()-t1
         except BaseException:
-            for plan,*_ in state.values(): _recount(dest.sub(plan.name), plan, run) # the workers have stopped: the files are final
+            for plan,*_ in state.values(): _recount(dest.child(plan.name), plan, run) # the workers have stopped: the files are final
             raise
         mine = len(range(share[0], done.total, share[1])) if share else done.total  # the shards of the run, or of its part
         return _parts_end(work, share, dest, dict(splits=len(plans), shards=mine, shards_skipped=mine-len(tasks), shards_embedded=len(tasks),
@@ -409,16 +399,17 @@ def embed_arrow(
 # %% ../nbs/09c_arrow.ipynb #48c0b9e6
 def embed_arrow_parser()->argparse.ArgumentParser:
     "The parser of `imgprep_embed_arrow`: `embed_arrow`'s parameters as flags, help from their comments."
-    p = cli_parser(embed_arrow, 'imgprep_embed_arrow', positional=('dataset_dir',), splits=dict(flag='--dataset-split', metavar='SPLIT'),
-                   kind=dict(choices=INPUTS), pooling=dict(choices=POOLINGS), store_dtype=dict(choices=STORE_DTYPES), part=dict(metavar='I/N|slurm'),
-                   progress=dict(flag='--progress-every', metavar='N'))
-    p.add_argument('--split', dest='splits', action='append', metavar='SPLIT', help='The older spelling of --dataset-split')
-    p.add_argument('--quiet', dest='progress', action='store_const', const=0, help='The older spelling of --progress-every 0')
-    return p
+    return cli_parser(embed_arrow, 'imgprep_embed_arrow', positional=('dataset_dir',), splits=dict(flag='--dataset-split', aliases=('--split',), metavar='SPLIT'),
+                      kind=dict(choices=INPUTS), pooling=dict(choices=POOLINGS), store_dtype=dict(choices=STORE_DTYPES), part=dict(metavar='I/N|slurm'),
+                      progress=dict(flag='--progress-every', aliases=('--quiet',), metavar='N', nargs='?', const=0))
+
+def _quiet(argv:list)->list:
+    "`--quiet`, the older spelling of `--progress-every 0`, glued to its value: alone, it would take the next argument for one."
+    return ['--progress-every=0' if a == '--quiet' else a for a in argv]
 
 def main():
     "imgprep_embed_arrow: embed an Arrow dataset shard by shard."
     transformers.logging.disable_progress_bar()
-    run_cli('imgprep_embed_arrow', embed_arrow, **vars(embed_arrow_parser().parse_args())) # no return value: console scripts sys.exit() it
+    run_cli('imgprep_embed_arrow', embed_arrow, **vars(embed_arrow_parser().parse_args(_quiet(sys.argv[1:])))) # no return value: console scripts sys.exit() it
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.arrow`, not a notebook run
