@@ -261,22 +261,34 @@ class ReadAhead:
     def __exit__(self, *exc): self.close()
 
 # %% ../nbs/08_loader.ipynb #ld0stored
+def _opened(url:str|None, opts:dict, block_size:int)->tuple|None:
+    "(url, file, its `ReadAhead`) of a shard in a store, already fetching; (url, error, None) when it cannot be opened; None for no shard."
+    if url is None: return None
+    fs,path = filesystem(url, opts)
+    try: f = fs.open(path, 'rb', block_size=block_size)
+    except Exception as e: return url, e, None  # raised when its turn comes, after the samples before it
+    return url, f, ReadAhead(f, block_size)
+
 def stored_samples(
     src, # webdataset stream of `{'url': URL}`
     storage_options:str|dict|None=None, # fsspec options of the store (`storage.parse_options`)
     block_size:int=8<<20, # Bytes fetched per read, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
 ):
-    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store and split by webdataset's own tar reader."
-    opts = parse_options(storage_options)
-    for d in src:
-        url = d['url']
-        fs,path = filesystem(url, opts)
-        try:
-            with fs.open(path, 'rb', block_size=block_size) as f, ReadAhead(f, block_size) as ahead:
-                for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=ahead)])):
-                    yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
-        except ImgprepError: raise
-        except Exception as e: raise store_error(e, url, opts) from None
+    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store (the next one fetching while it is split) and split by webdataset's own tar reader."
+    opts,urls = parse_options(storage_options),(d['url'] for d in src)
+    nxt = _opened(next(urls, None), opts, block_size)
+    try:
+        while nxt:
+            (url,f,ahead),nxt = nxt,_opened(next(urls, None), opts, block_size)
+            try:
+                if ahead is None: raise f
+                with f, ahead:
+                    for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=ahead)])):
+                        yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
+            except ImgprepError: raise
+            except Exception as e: raise store_error(e, url, opts) from None
+    finally:
+        if nxt and nxt[2]: nxt[2].close(); nxt[1].close()  # stopped early: the shard fetched ahead is let go
 
 # %% ../nbs/08_loader.ipynb #59cc77ba
 def latent_kinds()->tuple:
