@@ -13,6 +13,7 @@ import numpy as np
 import transformers
 from datasets import Dataset
 from fastcore.basics import patch
+from fastcore.meta import delegates
 
 from . import __version__
 from .core import ImgprepError, Progress, cli_parser, logger, remove_temps, run_cli
@@ -340,6 +341,7 @@ def _parts_end(work:Path, part:tuple|None, dest:Folder|Store, counts:dict)->dict
 # %% ../nbs/09c_arrow.ipynb #647f22c4
 STORE_DTYPES = ('float32', 'float16')
 
+@delegates(placement)
 def embed_arrow(
     dataset_dir:str|Path, # Dataset folder with one subfolder per split (save_to_disk output or a hub snapshot), or its URL (copied to --staging-dir first)
     output_dir:str|Path, # Gets <split>/data-XXXXX-of-YYYYY.npy and <split>/embedding_metadata.json: a folder, or a URL (each file uploaded whole when done)
@@ -351,20 +353,15 @@ def embed_arrow(
     normalize:bool=False, # L2-normalise text vectors
     max_length:int=512, # Text truncation in tokens (capped by the model's limit)
     batch_size:int=32, # Rows per forward pass
-    device:str='auto', # Device of the workers when num_gpus is 0: 'auto', 'cpu', 'cuda', 'cuda:1', 'mps'
     dtype:str='auto', # Compute dtype: 'auto', 'float32', 'bfloat16' or 'float16'
     store_dtype:str='float32', # Storage dtype: 'float32' or 'float16'
-    num_gpus:int=0, # One worker per GPU on cuda:0..num_gpus-1
-    workers:int=1, # Worker processes when num_gpus is 0; 1 runs in this process
-    threads:int|None=None, # torch CPU threads per worker; default: cores / workers (one worker: unchanged)
     chunk_size:int=10_000, # Rows per shard when the dataset says nothing about its shards
     dataset_name:str|None=None, # Name recorded in the metadata; the dataset folder's name by default
     progress:int=1, # A progress line every this many rows embedded (and every 10 s), checked as each shard finishes: 1 is a line per shard (0 or --quiet: never)
-    ray:str|None=None, # Embed on a Ray cluster, one task per shard: auto (the running one), HOST:PORT, or local (one started here); needs pip install -e ".[ray]"
-    engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     storage_options:str|None=None, # For URLs: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For URLs: where a dataset is copied, and a part holds its lock when the output is a URL (default: the system's temporary directory)
     part:str|None=None, # I/N: embed every N-th shard of the chosen splits from the I-th, beside the other parts; a run without --part then finishes. In a Slurm job array: slurm (the array is the parts) or slurm/N
+    **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters
     "Embed every shard of the chosen splits into one .npy each, mirroring the input shards, skipping complete ones."
     t0 = time.monotonic()
@@ -372,7 +369,7 @@ def embed_arrow(
     if store_dtype not in STORE_DTYPES: raise ImgprepError(f'--store-dtype must be float32 or float16, got {store_dtype!r}')
     if not isinstance(progress, int) or progress < 0: raise ImgprepError(f'--progress-every must be 0 or more, not {progress!r}')
     share = parse_part(part)
-    where = placement(engine, ray, device, workers, num_gpus, threads)
+    where = placement(**kwargs)
     column = column or ('image' if kind == 'image' else 'text')
     dest = open_place(output_dir, '--output-dir', storage_options, output=True)
     data,name = local_dataset(open_place(dataset_dir, 'dataset_dir', storage_options), staging_dir)
