@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from functools import partial
 from torch.utils.data._utils import signal_handling
 
-from .core import ImgprepError, fault, logger, one_line
+from .core import FAULT_ENV, ImgprepError, fault, fault_value, logger, one_line
 from .kinds import kind_of
 from .images import ImageMemoryError, load_rgb, named, stop_if_out_of_memory
 from .encoders import Encoder
@@ -128,7 +128,7 @@ def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
     try:
         img = load_rgb(self.paths[i], draft=self.draft_size(kinds), data=data)
         _note_decode(self.paths[i])
-        fault('decode')  # test hook: a decoder killed (IMGPREP_STAGE2_FAULT=decode:n:KILL)
+        fault('decode')  # test hook: a decoder killed (IMGPREP_FAULT=decode:n:KILL)
     except ImageMemoryError: raise  # not the file's fault: the run stops rather than count a good image as corrupt
     except Exception as e: return [(None, _file_error(self.paths[i], e))]  # one bad file must not stop the others
     out = []
@@ -182,7 +182,7 @@ def fetch_object(
 )->bytes|str: # The bytes, or the message of a missing or refused object (`image_problem` names its counter)
     "The bytes of the object at `url`; `StoreDown` when the store fails every try for a reason that is not the object's."
     for t in range(tries):
-        fault('fetch')  # test hook: IMGPREP_STAGE2_FAULT=fetch:n:STOP stops this process at its n-th fetch
+        fault('fetch')  # test hook: IMGPREP_FAULT=fetch:n:STOP stops this process at its n-th fetch
         try: return fs.cat_file(fs._strip_protocol(url))
         except Exception as e: err = e
         if isinstance(err, FileNotFoundError) and 'bucket' not in str(err).lower() or isinstance(err, PermissionError) or 'AccessDenied' in str(err):
@@ -243,17 +243,17 @@ def overlapped(
 
 # %% ../nbs/06_batches.ipynb #ba15oom
 def oom_fault_tries(
-    n:int|None=None, # Tries that fail; None: `IMGPREP_OOM_FAULT` from the environment, else 0
+    n:int|None=None, # Tries that fail; None: `IMGPREP_FAULT=oom:N` from the environment, else 0
 )->int:
     "How many of the tries of each batch (whole, one at a time, tiled) raise an injected CUDA out-of-memory error."
-    if n is None: n = os.environ.get('IMGPREP_OOM_FAULT') or 0
+    if n is None: n = fault_value('oom') or 0
     try: return int(n)
-    except ValueError: raise ImgprepError(f'IMGPREP_OOM_FAULT={n!r} is not a number of tries') from None
+    except ValueError: raise ImgprepError(f'{FAULT_ENV}=oom:{n} is not a number of tries') from None
 
 def _attempt(encoder:Encoder, pixels:torch.Tensor, level:int, fault:int, tiled:bool=None)->tuple|None:
     "(wait for the output, tiled) of one try, or None when CUDA ran out of memory (counted, cache freed)."
     try:
-        if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: IMGPREP_OOM_FAULT={fault})')
+        if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: {FAULT_ENV}=oom:{fault})')
         out = encoder.launch(pixels) if tiled is None else encoder.launch(pixels, tiled=tiled)
         return host_copy(out), encoder.will_tile(pixels, tiled)
     except torch.cuda.OutOfMemoryError as e: why = one_line(e, typed=False)
@@ -321,7 +321,7 @@ def encode_images(
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
     window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
-    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
+    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_FAULT=oom:N`, else 0)
     options:dict|None=None, # kind -> options of its encoder's `preparer` (the VAE's `resolution`); default: none
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when every kind it is wanted for needs less than its full size
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
@@ -361,7 +361,7 @@ def encode_image_files(
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
     window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
-    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
+    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_FAULT=oom:N`, else 0)
     reduced_decode:bool=False, # See `encode_images`
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
     **options, # Options of the encoder's `preparer` (the VAE's `resolution`); none: the encoder's own

@@ -11,15 +11,15 @@ from pathlib import Path
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, atomic_write_json, cli_parser, logger, one_line, run_cli
+from .core import ImgprepError, atomic_write_json, cli_parser, fault, logger, one_line, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
 from .storage import Store, is_url
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'FAULT_ENV', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered',
-           'start_ray', 'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_name',
-           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
+__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
+           'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_name', 'part_lock',
+           'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -135,8 +135,6 @@ class OutputTo:
         for fd,saved in zip((1, 2), self.saved): os.dup2(saved, fd); os.close(saved)
 
 # %% ../nbs/05b_cluster.ipynb #r0actorcode
-FAULT_ENV = 'IMGPREP_RAY_FAULT'
-
 def _metadata(spec)->dict:
     import torch
     return spec.worker('cuda' if torch.cuda.is_available() else 'cpu').metadata()
@@ -148,9 +146,7 @@ class RayActor:
         adopt_kinds(kinds)  # the driver's kinds, those registered at run time included
         self.worker = spec.worker('cuda' if torch.cuda.is_available() else 'cpu')  # Ray gives a GPU actor its own GPU as cuda:0
     def __call__(self, batch:dict)->dict:
-        if (marker := os.environ.get(FAULT_ENV)) and not os.path.exists(marker):
-            open(marker, 'w').close()
-            os._exit(1)
+        if fault('task') == 'EXIT': os._exit(1)
         return {'index': batch['index'], 'result': [pickle.dumps(self.worker(pickle.loads(t))) for t in batch['task']]}
 
 # %% ../nbs/05b_cluster.ipynb #r0workerscode

@@ -23,7 +23,7 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
            'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
            'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir',
-           'fault', 'die_with_parent', 'os_error_line', 'run_cli', 'cli_parser']
+           'fault_value', 'fault', 'die_with_parent', 'os_error_line', 'run_cli', 'cli_parser']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -450,7 +450,7 @@ def check_free_disk(
     free = free_gb(path)
     if free < min_free_gb:
         raise DiskSpaceError(f'{path}: {free:.1f} GB free, {min_free_gb:g} GB needed (--min-free-gb); '
-                             'free some space, write elsewhere with --output-base-dir, or lower --min-free-gb')
+                             'free some space, write elsewhere with --derived-dir, or lower --min-free-gb')
     return free
 
 def with_errno(
@@ -501,16 +501,27 @@ def exclusive_dir(
     finally: os.close(fd)
 
 # %% ../nbs/00_core.ipynb #37b5662c
-FAULT_ENV = 'IMGPREP_STAGE2_FAULT'
+FAULT_ENV = 'IMGPREP_FAULT' # The one test hook: `EVENT:N:ACTION[:ONCE_FILE]`
 _fault_counts = Counter()
 
-def fault(event:str):
-    "Test hook: at the n-th `event`, send this process the signal named in `IMGPREP_STAGE2_FAULT` (`event:n:SIGNAL`)."
-    spec = os.environ.get(FAULT_ENV)
-    if not spec or not spec.startswith(event + ':'): return
+def fault_value(
+    event:str, # The event's name
+)->str|None: # What follows `EVENT:` in `IMGPREP_FAULT`, when it names `event`
+    "The test hook's setting for `event`, or None."
+    spec = os.environ.get(FAULT_ENV) or ''
+    return spec[len(event)+1:] if spec.startswith(event + ':') else None
+
+def fault(
+    event:str, # The event that happens now
+)->str|None: # The action when it is not a signal, for the caller to take
+    "Test hook: at the n-th `event` of this process, send it the signal `IMGPREP_FAULT` names, or return its action."
+    if (value := fault_value(event)) is None: return None
     _fault_counts[event] += 1
-    _,n,sig = spec.split(':')
-    if _fault_counts[event] == int(n): os.kill(os.getpid(), getattr(signal, 'SIG' + sig))
+    n,action,*once = value.split(':', 2)
+    if _fault_counts[event] != int(n) or (once and os.path.exists(once[0])): return None
+    if once: open(once[0], 'w').close()
+    if hasattr(signal, 'SIG' + action): os.kill(os.getpid(), getattr(signal, 'SIG' + action))
+    return action
 
 # %% ../nbs/00_core.ipynb #c0dies
 PR_SET_PDEATHSIG = 1 # prctl(2): the signal a process gets when the thread that started it ends
@@ -585,6 +596,7 @@ def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
         kw['help'] += ' (default: %(default)s)'
     return kw
 
+# %% ../nbs/00_core.ipynb #e7217e22
 def cli_parser(
     func:Callable, # What the command runs: its parameters are the flags, their comments the help
     prog:str, # The command's name
@@ -592,7 +604,7 @@ def cli_parser(
     skip:tuple=(), # Parameters the command does not offer
     epilog:str|None=None, # Text shown after the flags by `--help`
     exclusive:tuple=(), # Groups of parameters that may not be given together, such as `(('val_count', 'val_fraction'),)`
-    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag
+    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag, `aliases=('--old',)` keeps old spellings
 )->argparse.ArgumentParser:
     "An argparse parser for `func`: one hyphenated flag per parameter, help from its comment, default from the signature."
     p, docs = argparse.ArgumentParser(prog=prog, description=func.__doc__, epilog=epilog), docments(func)
@@ -600,8 +612,8 @@ def cli_parser(
     for name,param in inspect.signature(func).parameters.items():
         if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD): continue
         kw = _flag_settings(param, docs.get(name)) | custom.get(name, {})
-        flag = kw.pop('flag', '--' + name.replace('_', '-'))
-        if name not in positional: group.get(name, p).add_argument(flag, dest=name, **kw); continue
+        flag,aliases = kw.pop('flag', '--' + name.replace('_', '-')),kw.pop('aliases', ())
+        if name not in positional: group.get(name, p).add_argument(flag, *aliases, dest=name, **kw); continue
         if not kw.pop('required', False): kw['nargs'] = '?'
         p.add_argument(name, **kw)
     return p

@@ -355,7 +355,7 @@ def read_encoders(
     path:str|Path, # An `encoders.json`
 )->dict|None: # Its content, or None when there is none
     "Read an `encoders.json`, the one way imgprep does; `ImgprepError` (one line naming the file) when it is there but not a regular file holding a valid description."
-    fix = 'restore it or start a new tree with --output-base-dir'
+    fix = 'restore it or start a new tree with --derived-dir'
     try: raw = read_regular(path, max_bytes=ENCODERS_MAX_BYTES)  # opened without blocking: a FIFO is refused, not waited on
     except UnreadableFile as e:
         if e.reason == 'missing': return None
@@ -392,14 +392,14 @@ def check_encoders(
         if UNKNOWN not in (accept or ()):
             what = 'is missing' if recorded is None else f"has no entry for {', '.join(unknown)}"
             raise EncodersMismatch(f"{where} {what}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore "
-                                   f"{'the file' if recorded is None else 'it'}, pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
+                                   f"{'the file' if recorded is None else 'it'}, pass --accept unknown to record this run's settings for them, or start a new tree with --derived-dir")
     if recorded is None: return current if not unknown else {**current, 'accepted': [dict(field=UNKNOWN, kinds=unknown)]}
     diffs = encoders_differences(recorded, current)
     if refused := [d for d in diffs if d[0] not in (accept or ())]:
         f,r,c = refused[0]
         more = f" (also {', '.join(d[0] for d in refused[1:])})" if len(refused) > 1 else ''
         raise EncodersMismatch(f"{where}: {f} differs: this tree's arrays were made with {r!r}, this run would use {c!r}{more}; "
-                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --output-base-dir")
+                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --derived-dir")
     both = {**current['kinds'], **known}
     out = {**recorded, 'kinds': {k: both[k] for k in KINDS if k in both}}  # in registration order, whichever run added a kind
     new = [dict(field=f, recorded=r, run=c) for f,r,c in diffs] + ([dict(field=UNKNOWN, kinds=unknown)] if unknown else [])

@@ -696,5 +696,5 @@ def check_room(
            f"{'; ' + '; '.join(big) if big else ''}; {free:.1f} GB free")
     if free - need['total']/1e9 < margin_gb:
         raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '
-                             'write elsewhere with --output-base-dir, run fewer passes at a time, or lower --min-free-gb')
+                             'write elsewhere with --derived-dir, run fewer passes at a time, or lower --min-free-gb')
     return msg

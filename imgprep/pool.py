@@ -10,11 +10,11 @@ from typing import Callable, Iterable, Iterator
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, die_with_parent, logger, one_line
+from .core import ImgprepError, die_with_parent, fault, logger, one_line
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed', 'adopt_kinds', 'Echo',
+__all__ = ['ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed', 'adopt_kinds', 'Echo',
            'WorkerPool', 'worker_devices', 'Placement', 'local_workers', 'Engine', 'register_engine',
            'unregister_engine', 'usable_cores', 'check_counts', 'placement', 'open_workers']
 
@@ -100,8 +100,6 @@ class RunFailed(ImgprepError):
     exit_status = 1
 
 # %% ../nbs/05a_pool.ipynb #p0poolcode
-FAULT_ENV = 'IMGPREP_WORKER_FAULT'
-
 def _stall(parent:int):
     "Test hook: hold the task just taken, doing nothing, until killed or orphaned."
     while os.getppid() == parent: time.sleep(0.05)
@@ -134,7 +132,7 @@ def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple
         i,task = item
         taken += 1
         results.put(('start', rank, i, None))
-        if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
+        if fault(f'task{rank}') == 'STALL': _stall(parent)
         if hasattr(worker, 'report'): worker.report = lambda n, i=i: results.put(('progress', rank, i, n))
         try: results.put(('done', rank, i, worker(task)))
         except Exception as e: return results.put(('failed', rank, i, _failure(e)))
@@ -292,7 +290,7 @@ class Placement:
     engine:str = 'local' # A name in `ENGINES`
     device:str = 'auto' # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps' (local engine)
     workers:int = 1 # Worker processes on `device` when not on several GPUs (local engine)
-    num_gpus:int|None = 0 # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU, when there are several (local engine)
+    num_gpus:int|None = None # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU, when there are several (local engine)
     threads:int|None = None # torch CPU threads per worker (local engine; default: cores / workers, one worker: unchanged)
     address:str|None = None # The cluster an engine joins (ray: auto, HOST:PORT or local; None: the engine's default, auto for ray)
 
@@ -360,12 +358,12 @@ def check_counts(
 
 # %% ../nbs/05a_pool.ipynb #e19510556
 def placement(
-    engine:str|None=None, # A name in `ENGINES` (default: local; ray with `ray`)
-    ray:str|None=None, # `--ray ADDRESS`: the ray engine, joining ADDRESS
-    device:str='auto', # Device of the local engine's workers
-    workers:int=1, # The local engine's worker processes
-    num_gpus:int|None=0, # The local engine's GPUs
-    threads:int|None=None, # torch CPU threads per local worker
+    engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
+    ray:str|None=None, # Run on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
+    device:str='auto', # auto, cpu, cuda, cuda:N or mps: where the workers run when not on several GPUs
+    workers:int=1, # Worker processes on --device when not on several GPUs, each with its own models (on the CPU: cores / workers threads each)
+    num_gpus:int|None=None, # Workers on cuda:0..N-1, one per GPU (default: every visible GPU, when there are several)
+    threads:int|None=None, # torch CPU threads per worker (default: cores / workers; one worker: unchanged)
 )->Placement:
     "The placement flags as a `Placement`; counts that make no sense, an unknown engine, or one that cannot run here, stop the run in one line."
     check_counts(workers, num_gpus, threads)
@@ -375,6 +373,7 @@ def placement(
     if (check := ENGINES[engine].check) is not None: _resolve(check)()
     return Placement(engine, device, workers, num_gpus, threads, ray)
 
+# %% ../nbs/05a_pool.ipynb #ebe05126
 def open_workers(
     spec, # Has `worker(device)` (picklable for an engine that starts processes); None: nothing to compute
     where:Placement|str='local', # A `Placement`, or an engine's name with the other settings at their defaults

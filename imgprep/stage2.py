@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from fastcore.basics import chunked
+from fastcore.meta import delegates
 
 from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
                           exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
@@ -363,9 +364,10 @@ def _needed(run:Planner, check_inline:int|None)->tuple:
     return needed, n_check
 
 # %% ../nbs/06d_stage2.ipynb #ba0a841d
+@delegates(placement)
 def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
-    output_base_dir:str|Path|None=None, # Where the JSONL and the kinds' directories go (default: beside the JSONL)
+    derived_dir:str|Path|None=None, # The Stage 2 tree: where the JSONL and the kinds' directories go (default: beside the JSONL)
     images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
     kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl) (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
@@ -380,15 +382,9 @@ def run_stage2(
     t5xxl_length:int|None=None, # The same as --option t5xxl.max_length=...: tokens of the T5-XXL states, 512 (default) for FLUX.1-dev, 256 for FLUX.1-schnell
     batch_size:int=4, # Images per model call on a GPU (one at a time on the CPU)
     t5_batch_size:int=64, # Captions per model call of the text encoders on a GPU (one at a time on the CPU)
-    device:str='auto', # auto, cpu, cuda, cuda:N or mps
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16
-    num_gpus:int|None=None, # Workers on cuda:0..N-1 (default: every visible GPU, when there are several)
-    workers:int=1, # Worker processes on --device when not on several GPUs, each with its own models (on the CPU: cores / workers threads each)
-    threads:int|None=None, # torch CPU threads per worker (default: cores / workers)
     max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.batches.MAX_BATCH_PIXELS, 16 MP)
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different; recorded, so a tree is made one way
-    ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
-    engine:str|None=None, # Where the encode step runs: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype; unknown; or made_from, to vouch for an older tree's made_from (repeatable)
@@ -398,12 +394,13 @@ def run_stage2(
     move_orphans:bool=False, # With the check of --verify, move the .npy files no record names to <base>/orphans/ (kept, not deleted)
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
     storage_options:str|None=None, # fsspec options of a URL --images-root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
+    **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
     jsonl = local_path(jsonl, '--jsonl', ON_A_FILESYSTEM)
-    lay = Stage2Layout(local_path(output_base_dir, '--output-base-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
+    lay = Stage2Layout(local_path(derived_dir, '--derived-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
-    where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
+    where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
                      t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options, recheck=recheck)
@@ -415,9 +412,9 @@ def run_stage2(
         if any(kind_of(k).input == 'image' and planner.computes(k) for k in planner.kinds): _images_found(need, planner.images_root)
         needed,n_check = _needed(planner, check_inline)
         spec = _encode_spec(planner, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)
-        with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, device, reduced_decode)) as pool:
+        with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, where.device, reduced_decode)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
-            _record_settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
+            _record_settings(planner, needed, dtype, accept, where.device, reduced_decode)  # the hub models are in the cache now
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
     if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
@@ -579,7 +576,7 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
 # %% ../nbs/06d_stage2.ipynb #f367f58a
 def stage2_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_stage2`: the parameters of `run_stage2` (`cli_parser`)."
-    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), passes=dict(flag='--pass', metavar='PASS'),
+    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), derived_dir=dict(aliases=('--output-base-dir',)), passes=dict(flag='--pass', metavar='PASS'),
                       models=dict(flag='--model', metavar='KIND=ID'), options=dict(flag='--option', metavar='KIND.NAME=VALUE'), kinds=dict(metavar='KINDS'),
                       resolutions=dict(metavar='R,R'), t5xxl_length=dict(metavar='N'),
                       max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N|slurm'),
