@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_shards.ipynb #7cfe185d
 from __future__ import annotations
-import argparse, hashlib, io, json, math, os, random, re, tempfile
+import argparse, errno, fcntl, hashlib, io, json, math, mmap, os, random, re, tempfile
 from collections import Counter
 from contextlib import nullcontext, suppress
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +27,7 @@ from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, c
                             npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'STORE_LOG',
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'STORE_LOG',
            'tar_header', 'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample',
            'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path',
            'tree_of', 'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
@@ -104,49 +104,81 @@ def _read_into(fd:int, mv:memoryview)->bool:
 
 # %% ../nbs/07_shards.ipynb #54057f86
 CHUNK_SIZE = 256<<10
+PAGE = 4096 # A direct write's length and memory are whole pages: the largest block size a disk asks for
+_DIRECT = getattr(os, 'O_DIRECT', 0)
 
 class TarStream:
-    "Write a tar archive to `fd` in cache-sized chunks, hashing (sha256) each chunk on a helper thread."
+    "Write a tar archive to `fd` in cache-sized chunks; one helper thread hashes each chunk (sha256), another writes it."
     def __init__(self,
-                 fd:int, # File descriptor open for writing, at offset 0
+                 fd:int, # File descriptor open for writing, at offset 0 (with `O_DIRECT`: the page cache is bypassed)
                  chunk_size:int=CHUNK_SIZE, # Bytes laid out in memory per write (a larger sample gets a larger chunk)
-                 buffers:int=4): # Chunks in flight: one being filled, the others waiting to be hashed
+                 buffers:int=4): # Chunks in flight: one being filled, the others waiting to be hashed and written
         self.fd,self.sha,self.nbytes,self.i,self.pos = fd,hashlib.sha256(),0,0,0
-        self.bufs = [bytearray(chunk_size) for _ in range(buffers)]
-        self.busy = [None]*buffers
-        self.hasher = ThreadPoolExecutor(1)
+        self.direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & _DIRECT)
+        self.bufs = [mmap.mmap(-1, chunk_size) for _ in range(buffers)]  # page-aligned, as a direct write needs
+        self.busy = [()]*buffers
+        self.hasher,self.writer = ThreadPoolExecutor(1),ThreadPoolExecutor(1)
 
-    def _flush(self):
-        "Write the current chunk, queue it for hashing, and move to the next buffer once it is hashed."
-        if self.pos:
-            mv = memoryview(self.bufs[self.i])[:self.pos]
-            self.busy[self.i] = self.hasher.submit(self.sha.update, mv)
-            _write_all(self.fd, mv)
-            self.nbytes += self.pos
-        self.i,self.pos = (self.i+1) % len(self.bufs),0
-        if f := self.busy[self.i]: self.busy[self.i] = None; f.result()
+    def _write(self, mv:memoryview):
+        "Write all of `mv` (writer thread); a part that is not whole pages, or a filesystem that refuses direct writes, goes through the page cache."
+        while mv:
+            if self.direct and len(mv) % PAGE: self._buffered()
+            try: mv = mv[os.write(self.fd, mv):]
+            except OSError as e:
+                if not (self.direct and e.errno == errno.EINVAL): raise
+                self._buffered()
 
-    def _room(self, n:int)->memoryview:
-        "The current buffer, with room for `n` more bytes after `pos` (flushed first, or grown, when it has not)."
-        if self.pos + n > len(self.bufs[self.i]): self._flush()
-        if n > len(self.bufs[self.i]): self.bufs[self.i] = bytearray(n)
-        return memoryview(self.bufs[self.i])
+    def _buffered(self):
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) & ~_DIRECT)
+        self.direct = False
 
-    def close(self)->tuple: # (bytes written, sha256 hex digest)
-        "End the archive (two zero blocks, padded to a whole record) and wait for the hasher."
-        n = 2*BLOCK + (-(self.nbytes + self.pos + 2*BLOCK) % RECORD)
-        mv = self._room(n)
-        mv[self.pos:self.pos+n] = _ZEROS[:n]
-        self.pos += n
-        for _ in self.bufs: self._flush()
-        self.hasher.shutdown()
-        return self.nbytes, self.sha.hexdigest()
 
-    def abort(self):
-        "Stop the helper without finishing the archive."
-        for f in self.busy:
-            if f: f.exception()
-        self.hasher.shutdown()
+# %% ../nbs/07_shards.ipynb #54057f87
+@patch
+def _flush(self:TarStream, final:bool=False):
+    "Hand the chunk to the hasher and the writer (a direct write: its whole pages; the rest begins the next chunk), and move to the next buffer once it is free."
+    buf,pos = self.bufs[self.i],self.pos
+    end = pos - pos % PAGE if self.direct and not final else pos
+    if end:
+        mv = memoryview(buf)[:end]
+        self.busy[self.i] = (self.hasher.submit(self.sha.update, mv), self.writer.submit(self._write, mv))
+        self.nbytes += end
+    rest = buf[end:pos]
+    self.i = (self.i+1) % len(self.bufs)
+    for f in self.busy[self.i]: f.result()
+    self.busy[self.i] = ()
+    if len(rest) > len(self.bufs[self.i]): self.bufs[self.i] = mmap.mmap(-1, len(rest))
+    self.bufs[self.i][:len(rest)] = rest
+    self.pos = len(rest)
+
+@patch
+def _room(self:TarStream, n:int)->memoryview:
+    "The current buffer, with room for `n` more bytes after `pos` (flushed first, or grown, when it has not)."
+    if self.pos + n > len(self.bufs[self.i]): self._flush()
+    if self.pos + n > len(buf := self.bufs[self.i]):  # a page more, for the part of a page a direct write carries over
+        self.bufs[self.i] = mmap.mmap(-1, self.pos + n + PAGE)
+        self.bufs[self.i][:self.pos] = buf[:self.pos]
+    return memoryview(self.bufs[self.i])
+
+@patch
+def close(self:TarStream)->tuple: # (bytes written, sha256 hex digest)
+    "End the archive (two zero blocks, padded to a whole record) and wait for the hasher and the writer."
+    n = 2*BLOCK + (-(self.nbytes + self.pos + 2*BLOCK) % RECORD)
+    mv = self._room(n)
+    mv[self.pos:self.pos+n] = _ZEROS[:n]
+    self.pos += n
+    self._flush(final=True)
+    for _ in self.bufs: self._flush()
+    self.hasher.shutdown(); self.writer.shutdown()
+    return self.nbytes, self.sha.hexdigest()
+
+@patch
+def abort(self:TarStream):
+    "Stop the helpers without finishing the archive."
+    for fs in self.busy:
+        for f in fs: f.exception()
+    self.hasher.shutdown(); self.writer.shutdown()
+
 
 # %% ../nbs/07_shards.ipynb #5a72a931
 @patch
@@ -176,6 +208,7 @@ class ShardFile:
                  path:Path): # Final name of the shard (`shard_path`); the temporary goes beside it
         self.path,self.tmp,self.samples = Path(path),temp_path(Path(path)),0
         self.fd = os.open(self.tmp, os.O_WRONLY|os.O_CREAT|os.O_EXCL, 0o644)
+        with suppress(OSError): fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) | _DIRECT)  # a filesystem without direct writes says so
         self.tar = TarStream(self.fd)
 
     def add(self,
