@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .core import ImgprepError, file_sha256
-from .kinds import _import
+from .core import ImgprepError, file_sha256, resolved
 
 # %% auto #0
 __all__ = ['CURATION_DIR', 'DECISIONS', 'Decision', 'register_decision', 'unregister_decision', 'Honoured', 'honoured']
@@ -30,8 +29,6 @@ class Decision:
     def path(self, base:str|Path)->Path: return Path(base)/CURATION_DIR/self.file
     @property
     def counted(self)->str: return self.counter or f'dropped_{self.name}'
-
-def _called(f:Callable|str)->Callable: return f if callable(f) else _import(f)
 
 # %% ../nbs/01b_curation.ipynb #58a1a78a
 DECISIONS = {} # name -> Decision, in the order they are honoured
@@ -78,7 +75,7 @@ def honoured(
     skip,out = _ignored(ignore),[]
     for d in DECISIONS.values():
         if d.name in skip or not (path := d.path(base)).exists(): continue
-        value = _called(d.read)(path)
-        if d.check is not None: _called(d.check)(value, base, accept_stale)
-        out.append(Honoured(d, file_sha256(path), set(_called(d.drops)(value, base))))
+        value = resolved(d.read)(path)
+        if d.check is not None: resolved(d.check)(value, base, accept_stale)
+        out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base))))
     return out

@@ -172,6 +172,7 @@ def latent_size(
     s = spatial or k.spatial
     return h//s, w//s
 
+# %% ../nbs/08_loader.ipynb #ld0fit
 def fit_latent(
     lat:np.ndarray, # (C, h, w) latent, as stored
     bucket:str, # Its aspect bucket, such as '1216x832'
@@ -213,6 +214,7 @@ class BucketLatents:
                            'Encode with imgprep_stage2 --vae-resolution bucket to avoid it (warned once; `.resampled` counts them)')
         return {**s, member: lat}
 
+# %% ../nbs/08_loader.ipynb #ld0collate
 def _stack(arrs:list, what:str)->np.ndarray:
     shapes = {a.shape for a in arrs}
     if len(shapes) > 1: raise ValueError(f'{what}: arrays of shapes {sorted(shapes)} cannot be stacked')
@@ -464,6 +466,7 @@ def verify_shard(
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 
+# %% ../nbs/08_loader.ipynb #ld0vstored
 class _Hashed:
     "A file's reads, hashed and counted on their way."
     def __init__(self, f): self.f,self.sha,self.n = f,hashlib.sha256(),0

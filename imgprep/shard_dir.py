@@ -100,6 +100,7 @@ def run_flags(
     if clash := sorted(set(decisions or {}) & set(flags)): raise ImgprepError(f'a curation decision named {clash[0]!r} would hide the run flag of that name; register it under another name')
     return {**flags, **(decisions or {})}
 
+# %% ../nbs/06g_shard_dir.ipynb #sd0diff
 def flags_difference(
     then:dict, # Flags an earlier run started with
     now:dict, # Flags of this run
@@ -232,6 +233,7 @@ def resumable(
         else: broken.add(b)
     return {b: es for b,es in done.items() if es}
 
+# %% ../nbs/06g_shard_dir.ipynb #sd0kept
 def _kept(d:Folder|Store, e:dict, bucket:str, before:list, groups:dict)->bool:
     "Is journal entry `e` the next shard of `bucket`, there as written, having consumed exactly the samples it holds and skipped?"
     try:

@@ -70,8 +70,6 @@ def not_ready(
         if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
 
 # %% ../nbs/07_shards.ipynb #e8291fdb
-MAX_WARNINGS = 20
-
 @dataclass
 class Sample:
     "A ready Stage 2 record."
@@ -87,6 +85,9 @@ class Scan:
     counts: dict # total_records, ready_records, skipped_incomplete
     reasons: Counter = field(default_factory=Counter) # reason -> records skipped for it (malformed_line included)
     kinds: tuple = DEFAULT_KINDS # The tree's kinds: a sample's members
+
+# %% ../nbs/07_shards.ipynb #sh0scan
+MAX_WARNINGS = 20
 
 def scan_stage2(
     jsonl:str|Path, # Stage 2 metadata JSONL
@@ -138,6 +139,7 @@ def select_samples(
     if shuffle: random.Random(seed).shuffle(keep)
     return keep if limit is None else keep[:limit]
 
+# %% ../nbs/07_shards.ipynb #sh0group
 def group_by_bucket(
     samples:list, # `Sample`s, in the order they will be written
 )->dict:
@@ -168,6 +170,7 @@ def tree_of(
     except FileNotFoundError: stamp = None
     return _read_tree(layout, stamp)
 
+# %% ../nbs/07_shards.ipynb #sh0add
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
@@ -188,6 +191,9 @@ def add_sample(
         return shard.add(parts)
     finally:
         for fd,_ in opened: os.close(fd)
+
+# %% ../nbs/07_shards.ipynb #sh0storelog
+STORE_LOG = 'store.log' # In a store's staging directory: what the store's libraries logged
 
 # %% ../nbs/07_shards.ipynb #1e9aee5e
 def _check_args(shard_size, limit, progress_every, buckets, split)->list|None:
@@ -321,8 +327,6 @@ def honour_decisions(
     return samples, shas
 
 # %% ../nbs/07_shards.ipynb #31f765e0
-STORE_LOG = 'store.log' # In the staging directory: what the store's libraries logged
-
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go: a directory, or a URL such as s3://bucket/shards/train
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)

@@ -121,6 +121,7 @@ def _room(self:TarStream, n:int)->memoryview:
         self.bufs[self.i][:self.pos] = buf[:self.pos]
     return memoryview(self.bufs[self.i])
 
+# %% ../nbs/06f_tars.ipynb #ta0close
 @patch
 def close(self:TarStream)->tuple: # (bytes written, sha256 hex digest)
     "End the archive (two zero blocks, padded to a whole record) and wait for the hasher and the writer."
