@@ -322,17 +322,30 @@ def _object(
     if isinstance(store, Store) and url.startswith(store.url + '/'): return store, url[len(store.url)+1:]
     return Store(url, store.opts if isinstance(store, Store) else store), ''
 
+def _opened(store, url:str|None, block_size:int)->tuple|None:
+    "(url, store, key, file, its `ReadAhead`) of a shard, already fetching; its error in place of the file (and no `ReadAhead`) when it cannot be opened; None for no shard."
+    if url is None: return None
+    st,rel = _object(store, url)
+    try: f = st.open(rel, block_size)
+    except Exception as e: return url, st, rel, e, None  # raised when its turn comes, after the samples before it
+    return url, st, rel, f, ReadAhead(f, block_size)
+
 def stored_samples(
     src, # webdataset stream of `{'url': URL}`
     store:Store|str|dict|None=None, # The shard set's store (opened once, `storage.Store`), or fsspec options to open each URL with (`storage.parse_options`)
     block_size:int=8<<20, # Bytes fetched per read, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
 ):
-    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store and split by webdataset's own tar reader."
+    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store (the next one fetching while it is split) and split by webdataset's own tar reader."
     from webdataset.tariterators import group_by_keys, tar_file_expander  # here, not at the top: the shard writer never loads webdataset (and torch under it)
-    for d in src:
-        url = d['url']
-        st,rel = _object(store, url)
-        with st.errors(rel):  # what the store raises is one line naming the shard's URL
-            with st.open(rel, block_size) as f, ReadAhead(f, block_size) as ahead:
-                for s in group_by_keys(tar_file_expander([dict(url=url, stream=ahead)])):
-                    yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
+    urls = (d['url'] for d in src)
+    nxt = _opened(store, next(urls, None), block_size)
+    try:
+        while nxt:
+            (url,st,rel,f,ahead),nxt = nxt,_opened(store, next(urls, None), block_size)
+            with st.errors(rel):  # what the store raises is one line naming the shard's URL
+                if ahead is None: raise f
+                with f, ahead:
+                    for s in group_by_keys(tar_file_expander([dict(url=url, stream=ahead)])):
+                        yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
+    finally:
+        if nxt and nxt[4]: nxt[4].close(); nxt[3].close()  # stopped early: the shard fetched ahead is let go
