@@ -80,6 +80,7 @@ class ImageFiles(torch.utils.data.IterableDataset):
         self.storage_options = storage_options or {}
         self.prepares = prepare if isinstance(prepare, dict) else {None: prepare}
         self.paths,self.batch_size,self.max_batch_pixels = list(paths),batch_size,max_batch_pixels
+        self.stored = [is_url(str(p)) for p in self.paths] # per path: an object to fetch from a store, not a file to open
         self.window_pixels = window_pixels or 2*max_batch_pixels
         self.wants = [tuple(self.prepares)]*len(self.paths) if wants is None else [tuple(w) for w in wants]
         self.draft = draft or {}
@@ -148,13 +149,13 @@ def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
 @patch
 def fetched(self:ImageFiles, indices:Iterable)->Iterator:
     "(index, the bytes of its object, a message, or None for a local file): the objects of URL paths read ahead, in this process's own filesystem."
-    urls = [self.paths[i] for i in indices if is_url(str(self.paths[i]))]
+    urls = [self.paths[i] for i in indices if self.stored[i]]
     if not urls:
         yield from ((i, None) for i in indices)
         return
     fs,_ = filesystem(str(urls[0]), {**self.storage_options, 'skip_instance_cache': True})  # opened after the fork: never the parent's
-    get = lambda i: fetch_object(fs, str(self.paths[i]), self.storage_options) if is_url(str(self.paths[i])) else b''
-    for i,data in read_ahead(indices, get): yield i, data if is_url(str(self.paths[i])) else None
+    get = lambda i: fetch_object(fs, str(self.paths[i]), self.storage_options) if self.stored[i] else b''
+    for i,data in read_ahead(indices, get): yield i, data if self.stored[i] else None
 
 # %% ../nbs/06_batches.ipynb #bafetch
 FETCH_AHEAD = 8 # objects fetched ahead of the decoder, by as many threads, in each decoding process

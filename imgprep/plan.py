@@ -22,7 +22,7 @@ from .images import ImageError, image_size
 from .pool import Placement
 from .cluster import parse_part, part_of
 from .format import CROP_FIELDS, MADE_FROM, inline_arrays, inline_embedding, inline_fields, made_from, migrate_record, ordered_record, record_problem
-from .storage import Store, is_url, parse_options as parse_storage_options, shown_place, shown_url
+from .storage import Store, absolute_place, is_url, place_options, shown_place, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
@@ -156,6 +156,8 @@ class Stage2Run:
     storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
     recheck:tuple = () # Kinds whose arrays on disk are made again and compared, whatever their records say (`--recheck`)
 
+    @property
+    def in_store(self)->bool: return is_url(str(self.images_root)) # Its photos are objects in a store: listed once, fetched by the decoders
     def computes(self, kind:str)->bool: return kind in self.passes
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
     def model(self, kind:str)->str:
@@ -289,9 +291,8 @@ def stage2_run(
     "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
     kinds = with_resolutions(parse_kinds(kinds), resolutions)
     opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
-    root = str(images_root).rstrip('/') if is_url(str(images_root)) else Path(images_root).absolute()
-    return Stage2Run(lay, kinds, parse_passes(passes, kinds), root, run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
-                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds))
+    return Stage2Run(lay, kinds, parse_passes(passes, kinds), absolute_place(images_root), run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
+                     parse_part(part), where or Placement(), place_options(images_root, storage_options), rechecked_kinds(recheck, kinds))
 
 # %% ../nbs/06a_plan.ipynb #3ae59492
 def rechecked_kinds(
@@ -364,7 +365,7 @@ def stale(self:Planner, it:Item)->list: return self.outdated(it.image_id, it.rec
 @patch
 def image_readable(self:Planner, it:Item)->bool:
     "Is the image of `it` a regular file inside the images root that this process may open (an object in the listing of a URL root)? If not, flag it and say no."
-    if is_url(it.image):
+    if self.run.in_store:
         if self.image_exists(it.image): return True
         self.flag(it, 'missing_image', f'{shown_url(it.image)}: no such object in the store')
         return False
@@ -394,7 +395,7 @@ def forget(self:Planner, it:Item, kind:str):
 def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     "How a spatial kind's bucket-mode array of `it` is cut from its image, or None (flagged) if it cannot be made."
     # an object's header would cost a round trip per record: its record's size is taken, and checked where the bytes are decoded
-    try: w,h = (it.rec['width'], it.rec['height']) if is_url(it.image) else image_size(it.image)
+    try: w,h = (it.rec['width'], it.rec['height']) if self.run.in_store else image_size(it.image)
     except ImageError as e:
         self.flag(it, 'corrupt_image', str(e))
         return None
@@ -415,7 +416,7 @@ def list_objects(
 @patch
 def image_exists(self:Planner, image:str|Path)->bool:
     "Whether the image file exists; for an object's URL, whether the listing of the images root (made once) holds it."
-    if not is_url(image): return os.path.isfile(image)
+    if not self.run.in_store: return os.path.isfile(image)
     if self.objects is None: self.objects = list_objects(self.images_root, self.run.storage_options)
     return image[len(self.images_root) + 1:] in self.objects
 

@@ -17,7 +17,7 @@ from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line, shown
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
            'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
            'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store', 'Folder',
-           'open_place', 'relative_place', 'shown_place', 'store_log']
+           'open_place', 'absolute_place', 'place_options', 'relative_place', 'shown_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -426,6 +426,19 @@ def child(self:Folder, rel:str)->Folder: return Folder(self.local/rel)
 def child(self:Store, rel:str)->Store: return Store(self.url_of(rel), self.opts)
 
 # %% ../nbs/00b_storage.ipynb #717010aa
+def absolute_place(
+    where:str|Path, # A path or URL
+)->Path|str:
+    "`where` as a run keeps it: a path made absolute, a URL without a trailing slash."
+    return str(where).rstrip('/') if is_url(str(where)) else Path(where).absolute()
+
+def place_options(
+    where:str|Path, # A path or URL
+    given:str|dict|None=None, # `--storage-options` (None: `$IMGPREP_STORAGE_OPTIONS`)
+)->dict:
+    "The fsspec options for `where`: `given` parsed for a URL (see `parse_options`), none for a path."
+    return parse_options(given) if is_url(str(where)) else {}
+
 def relative_place(
     where:str|Path, # A path or URL, as a file recorded it
     base:str|Path, # The folder of that file
