@@ -13,20 +13,19 @@ import numpy as np
 from .core import (ImgprepError, UnreadableFile, atomic_writer, cli_parser, exclusive_dir, iter_jsonl, load_npy, logger, read_regular,
                           remove_temps, run_cli, seal, shown, unseal)
 from .kinds import Stage2Layout, check_embedding
+from .curation import CURATION_DIR, DECISIONS
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
 # %% auto #0
-__all__ = ['CURATION_DIR', 'DECISION_NAME', 'DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES',
-           'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path',
-           'TreeVectors', 'stage2_tree', 'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs',
-           'components', 'keep_order', 'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance',
-           'read_decision', 'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report',
+__all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR',
+           'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree',
+           'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order',
+           'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'check_decision',
+           'dropped_ids', 'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report',
            'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
-CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
-DECISION_NAME = 'near_duplicates.jsonl'
 DECISION_FORMAT = 'imgprep-near-duplicates'
 DECISION_MAX_BYTES = 1 << 30 # about 200 bytes a line: millions of grouped images
 DEFAULT_THRESHOLD = 0.90 # provisional for DINOv3: measured with another pretrained network (see "Choosing the threshold"); check with --report
@@ -36,8 +35,8 @@ FAULT_ENV = 'IMGPREP_DEDUP_FAULT' # test hook: `POINT` makes the run kill itself
 def decision_path(
     base:str|Path, # The Stage 2 base directory
 )->Path:
-    "Where the near-duplicate decision of the tree at `base` lives."
-    return Path(base)/CURATION_DIR/DECISION_NAME
+    "Where the near-duplicate decision of the tree at `base` lives (its registration in `curation.DECISIONS`)."
+    return DECISIONS['near_duplicates'].path(base)
 
 def _fault(point:str):
     if os.environ.get(FAULT_ENV) == point: os.kill(os.getpid(), signal.SIGKILL)
@@ -298,14 +297,14 @@ def read_decision(
         raise ImgprepError(f'{shown(path)}: not a near-duplicate decision of this imgprep; {fix}')
     return lines[0], lines[1:]
 
-def near_duplicate_drops(
+# %% ../nbs/06e_dedup.ipynb #dd0checkcode
+def check_decision(
+    decision:tuple, # (header, rows), from `read_decision`
     base:str|Path, # The Stage 2 base directory
     accept_stale:bool=False, # Honour a decision made before the tree last changed (the images it never saw are kept)
-)->set: # image_ids to leave out
-    "The image_ids the tree's near-duplicate decision leaves out (none without one); `ImgprepError` if it is damaged, names images the tree lacks, or is stale."
-    path = decision_path(base)
-    if not path.exists(): return set()
-    header,rows = read_decision(path)
+):
+    "`ImgprepError` unless `decision` is about the tree at `base` as it is now: its DINOv3 settings, its images, the vectors it saw."
+    (header,rows),path = decision,decision_path(base)
     if header.get('dinov3') != dinov3_provenance(base):
         raise ImgprepError(f"{shown(path)}: made from other DINOv3 settings than the tree's encoders.json records now; run imgprep_dedup again")
     tv = tree_vectors(base)
@@ -316,7 +315,23 @@ def near_duplicate_drops(
         made = f"the vectors of {seen['images']} images" if isinstance(seen, dict) and 'images' in seen else 'vectors it does not record'
         raise ImgprepError(f"{shown(path)}: made from {made}; the tree has {len(tv)} now, or some were made again since: run imgprep_dedup "
                            'again, or pass --accept-stale-decisions to honour it as it is (images it never saw are kept)')
-    return {r['image_id'] for r in rows if r['drop']}
+
+def dropped_ids(
+    decision:tuple, # (header, rows), from `read_decision`
+    base:str|Path|None=None, # The Stage 2 base directory (unused: the rows name the images)
+)->set:
+    "The image_ids a near-duplicate decision leaves out."
+    return {r['image_id'] for r in decision[1] if r['drop']}
+
+def near_duplicate_drops(
+    base:str|Path, # The Stage 2 base directory
+    accept_stale:bool=False, # Honour a decision made before the tree last changed (the images it never saw are kept)
+)->set: # image_ids to leave out
+    "The image_ids the tree's near-duplicate decision leaves out (none without one); `ImgprepError` if it is damaged, names images the tree lacks, or is stale."
+    path = decision_path(base)
+    if not path.exists(): return set()
+    check_decision(decision := read_decision(path), base, accept_stale)
+    return dropped_ids(decision)
 
 # %% ../nbs/06e_dedup.ipynb #90e9ee2b
 def _method(method:str, n:int, device:str)->str:

@@ -4,10 +4,9 @@
 
 # %% ../nbs/08_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, io, json, math, os, queue, re, tarfile, threading
+import argparse, functools, hashlib, json, tarfile
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import orjson
@@ -15,41 +14,39 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, open_regular, read_regular, run_cli, safe_key
-from .storage import Store, filesystem, is_url, parse_options, shown_url, store_error
+from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, run_cli, safe_key
+from .storage import Folder, Store, store_error
 from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket
-from .format import (MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
+from .format import (MANIFEST_NAME, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
                             npy_problem, record_problem)
-
-BLOCK = 512 # tar block
+from .tars import ReadAhead, stored_samples, tar_samples
+from .shard_dir import read_manifest, shard_bucket, shard_names, shard_place
 
 # %% auto #0
-__all__ = ['BLOCK', 'MANIFEST_MAX_BYTES', 'shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'tar_members',
-           'tar_samples', 'ReadAhead', 'stored_samples', 'latent_kinds', 'bucket_sides', 'latent_size', 'fit_latent',
-           'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds', 'training_latents',
-           'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard', 'verify_stored_shard', 'verify_shards',
-           'verify_parser', 'verify_main']
+__all__ = ['shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'latent_kinds', 'bucket_sides', 'latent_size',
+           'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds',
+           'training_latents', 'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard',
+           'verify_stored_shard', 'verify_shards', 'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
-_SHARD_NAME = re.compile(r'bucket_([^/]+)/shard-[0-9]+\.tar')
-
-def _shard_files(d:str|Path, storage_options=None)->list:
-    "(bucket, path or URL) of every finished shard of `d`, a directory or a URL, in name order."
-    if not is_url(d): return [(p.parent.name[len('bucket_'):], str(p)) for p in existing_shards(d)]
-    st = Store(d, storage_options)
-    return [(m[1], st.url_of(r)) for r in st.files() if (m := _SHARD_NAME.fullmatch(r))]
+def _shards(
+    d:Folder|Store, # A shard set
+    bucket:str|list|None=None, # A bucket, several, or None for all
+)->list: # Paths (or URLs) as strings, in name order
+    "The shards of `bucket` in `d`; none is an error that names what to run."
+    wanted = None if bucket is None else {bucket} if isinstance(bucket, str) else set(bucket)
+    urls = [d.url_of(r) for r in shard_names(d) if wanted is None or shard_bucket(r) in wanted]
+    if not urls: raise FileNotFoundError(f"{d.shown()}: no shards{'' if wanted is None else ' of bucket ' + ', '.join(sorted(wanted))}; run imgprep_shard first")
+    return urls
 
 def shard_urls(
-    d:str|Path, # Output directory of `imgprep_shard`, or its URL (`s3://bucket/shards/train`)
+    d, # Output directory of `imgprep_shard`: a path, a URL (`s3://bucket/shards/train`), or one already opened (`shard_dir.shard_place`)
     bucket:str|list|None=None, # A bucket such as '1024x1024', several, or None for all
     storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
 )->list: # Shard paths (or URLs) as strings, in name order
     "The shards of one bucket (or several, or all) under `d`."
-    wanted = None if bucket is None else {bucket} if isinstance(bucket, str) else set(bucket)
-    urls = [u for b,u in _shard_files(d, storage_options) if wanted is None or b in wanted]
-    if not urls: raise FileNotFoundError(f"{shown_url(d)}: no shards{'' if wanted is None else ' of bucket ' + ', '.join(sorted(wanted))}; run imgprep_shard first")
-    return urls
+    return _shards(shard_place(d, storage_options=storage_options), bucket)
 
 # %% ../nbs/08_loader.ipynb #46583013
 class BadSample(ImgprepError, ValueError):
@@ -144,152 +141,6 @@ def decode_sample(
                  **{a: load_npy_bytes(sample[f'{a}.npy'], heads[a]) for a in arrays(kinds)}}
     except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
 
-# %% ../nbs/08_loader.ipynb #66e4288f
-def _tar_int(field:bytes)->int:
-    "A numeric tar header field: octal text, or GNU base-256 when the high bit is set."
-    if field[0] & 0x80: return int.from_bytes(field[1:], 'big')
-    return int(field.strip(b'\0 ') or b'0', 8)
-
-def _tar_text(b:bytes, path, at:int)->str:
-    try: return bytes(b).rstrip(b'\0').decode('utf-8')
-    except UnicodeDecodeError: raise ValueError(f'{path}: the member name at byte {at} is not UTF-8') from None
-
-def _readv(fd:int, bufs:list)->int:
-    "Fill `bufs` from `fd`, in one system call unless the file ends or a signal interrupts; the bytes read."
-    mvs,got = [memoryview(b) for b in bufs],0
-    while mvs and (n := os.readv(fd, mvs)):
-        got += n
-        while mvs and n >= len(mvs[0]): n -= len(mvs.pop(0))
-        if n: mvs[0] = mvs[0][n:]
-    return got
-
-# %% ../nbs/08_loader.ipynb #3befc52e
-def tar_members(
-    path:str|Path, # A tar file
-)->Iterator: # (name, data) of each regular file, in order; data is a bytearray, so arrays decoded from it need no copy
-    "The regular files of an uncompressed tar, read sequentially, one system call a member (its data, padding and the next header); a size beyond the file's end is refused before any read."
-    fd,total = open_regular(path)
-    try:
-        long_name,pos,h = None,BLOCK,bytearray(BLOCK)
-        h = h[:_readv(fd, [h])]
-        while len(h) == BLOCK and h.count(0) != BLOCK:
-            at = pos-BLOCK
-            try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
-            except ValueError: ok = False  # a field that is not even a number: garbage, not a header
-            if not ok: raise ValueError(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
-            kind = bytes(h[156:157])
-            if size > total - pos: raise ValueError(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
-            data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
-            got = _readv(fd, [data, rest])
-            if got < size: raise ValueError(f'{path}: truncated in a member at byte {pos}')
-            pos += len(data) + len(rest)
-            nxt = rest[-size % BLOCK:got-size]
-            if kind == b'L': long_name = _tar_text(data, path, at)
-            elif kind in (b'x', b'g'): raise ValueError(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
-            else:
-                name = long_name or _tar_text(h[:100], path, at)
-                if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
-                long_name = None
-                if kind in (b'0', b'\0'): yield name, data
-            h = nxt
-        if 0 < len(h) < BLOCK: raise ValueError(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
-    finally: os.close(fd)
-
-def tar_samples(
-    src, # webdataset stream of `{'url': path}`
-):
-    "webdataset pipeline stage: shard paths in, raw samples (`__key__`, `__url__`, bytes per extension) out."
-    for d in src:
-        url,cur = d['url'],None
-        for name,data in tar_members(url):
-            i = name.find('.', name.rfind('/')+1)
-            if i < 0: continue
-            key,ext = name[:i],name[i+1:].lower()
-            if cur is None or cur['__key__'] != key:
-                if cur is not None: yield cur
-                cur = {'__key__': key, '__url__': url}
-            if ext in cur: raise ValueError(f'{url}: {name}: two members with one name')
-            cur[ext] = data
-        if cur is not None: yield cur
-
-# %% ../nbs/08_loader.ipynb #ld0ahead
-class ReadAhead:
-    "A file read by a helper thread up to `depth` blocks ahead of its reader: the next block is fetched while this one is used."
-    def __init__(self,
-                 f, # A file open for reading, such as an fsspec object opened with `block_size`
-                 block_size:int=8<<20, # Bytes per read of `f`
-                 depth:int=2): # Blocks read ahead at most: the memory held is about (depth + 2) blocks
-        self.f,self.block,self.buf,self.pos,self.eof = f,block_size,memoryview(b''),0,False
-        self.q,self.stop = queue.Queue(depth),threading.Event()
-        self.thread = threading.Thread(target=self._fill, daemon=True)
-        self.thread.start()
-
-    def _put(self, x):
-        while not self.stop.is_set():  # a reader that stopped early must not leave the thread waiting forever
-            try: return self.q.put(x, timeout=0.1)
-            except queue.Full: pass
-
-    def _fill(self):
-        try:
-            while not self.stop.is_set() and (b := self.f.read(self.block)): self._put(b)
-            self._put(b'')
-        except BaseException as e: self._put(e)  # raised in the reader, where the store's error is named
-
-    def _next(self)->bool:
-        x = self.q.get()
-        if isinstance(x, BaseException): raise x
-        self.buf,self.pos,self.eof = memoryview(x),0,not x
-        return not self.eof
-
-    def read(self, n:int=-1)->bytes:
-        "Up to `n` bytes (all that is left when `n` < 0), fewer only at the end."
-        out = []
-        while n != 0 and not self.eof:
-            if self.pos == len(self.buf) and not self._next(): break
-            take = len(self.buf) - self.pos if n < 0 else min(n, len(self.buf) - self.pos)
-            out.append(self.buf[self.pos:self.pos + take])
-            self.pos += take
-            n -= take if n > 0 else 0
-        return b''.join(out)
-
-    def close(self):
-        "Stop the helper thread (the file itself is the caller's to close)."
-        self.stop.set()
-        self.thread.join()
-
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-
-# %% ../nbs/08_loader.ipynb #ld0stored
-def _opened(url:str|None, opts:dict, block_size:int)->tuple|None:
-    "(url, file, its `ReadAhead`) of a shard in a store, already fetching; (url, error, None) when it cannot be opened; None for no shard."
-    if url is None: return None
-    fs,path = filesystem(url, opts)
-    try: f = fs.open(path, 'rb', block_size=block_size)
-    except Exception as e: return url, e, None  # raised when its turn comes, after the samples before it
-    return url, f, ReadAhead(f, block_size)
-
-def stored_samples(
-    src, # webdataset stream of `{'url': URL}`
-    storage_options:str|dict|None=None, # fsspec options of the store (`storage.parse_options`)
-    block_size:int=8<<20, # Bytes fetched per read, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
-):
-    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store (the next one fetching while it is split) and split by webdataset's own tar reader."
-    opts,urls = parse_options(storage_options),(d['url'] for d in src)
-    nxt = _opened(next(urls, None), opts, block_size)
-    try:
-        while nxt:
-            (url,f,ahead),nxt = nxt,_opened(next(urls, None), opts, block_size)
-            try:
-                if ahead is None: raise f
-                with f, ahead:
-                    for s in wds.tariterators.group_by_keys(wds.tariterators.tar_file_expander([dict(url=url, stream=ahead)])):
-                        yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
-            except ImgprepError: raise
-            except Exception as e: raise store_error(e, url, opts) from None
-    finally:
-        if nxt and nxt[2]: nxt[2].close(); nxt[1].close()  # stopped early: the shard fetched ahead is let go
-
 # %% ../nbs/08_loader.ipynb #59cc77ba
 def latent_kinds()->tuple:
     "The registered kinds whose arrays follow the image's sides (`Kind.spatial`): the latents."
@@ -321,6 +172,7 @@ def latent_size(
     s = spatial or k.spatial
     return h//s, w//s
 
+# %% ../nbs/08_loader.ipynb #ld0fit
 def fit_latent(
     lat:np.ndarray, # (C, h, w) latent, as stored
     bucket:str, # Its aspect bucket, such as '1216x832'
@@ -362,6 +214,7 @@ class BucketLatents:
                            'Encode with imgprep_stage2 --vae-resolution bucket to avoid it (warned once; `.resampled` counts them)')
         return {**s, member: lat}
 
+# %% ../nbs/08_loader.ipynb #ld0collate
 def _stack(arrs:list, what:str)->np.ndarray:
     shapes = {a.shape for a in arrs}
     if len(shapes) > 1: raise ValueError(f'{what}: arrays of shapes {sorted(shapes)} cannot be stacked')
@@ -420,43 +273,46 @@ def bucket_batches(
         for b in pending.values(): yield done(b)
 
 # %% ../nbs/08_loader.ipynb #224af1da
-MANIFEST_MAX_BYTES = 1 << 28 # about 200 bytes a shard: a larger file is not a manifest
-
-def _manifest_name(d:str|Path)->str|Path: return f'{shown_url(d).rstrip("/")}/{MANIFEST_NAME}' if is_url(d) else Path(d)/MANIFEST_NAME
-
-def _manifest_bytes(d:str|Path, storage_options=None)->bytes:
-    "The manifest of `d`, a directory (read only when a regular file: a FIFO would block forever) or a URL; `UnreadableFile` when missing."
-    if not is_url(d): return read_regular(Path(d)/MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES)
-    try: return Store(d, storage_options).read_bytes(MANIFEST_NAME, max_bytes=MANIFEST_MAX_BYTES)
-    except FileNotFoundError as e: raise UnreadableFile('missing', str(e)) from None
-
-def shard_encoders(
-    d:str|Path, # Output directory of `imgprep_shard`, or its URL
-    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
-)->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
-    "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
-    p = _manifest_name(d)
-    try: m = json.loads(_manifest_bytes(d, storage_options))
+def _parsed(d:Folder|Store)->object:
+    "The manifest of `d`, read once (`shard_dir.read_manifest`) and parsed; a missing one says what to run, one that is not JSON what to check."
+    p = d.shown(MANIFEST_NAME)
+    try: return json.loads(read_manifest(d))
     except UnreadableFile as e:
         if e.reason != 'missing': raise
         raise FileNotFoundError(f'{p}: missing; run imgprep_shard (or imgprep_verify_shards to see what is wrong)') from None
     except ValueError as e: raise ImgprepError(f'{p}: not JSON ({e}); run imgprep_verify_shards') from None
+
+def _encoders_in(m, where:str)->dict|None:
+    "The `encoders` of the parsed manifest `m` (of `where`); None, said aloud, when it records none."
     enc = m.get('encoders') if isinstance(m, dict) else None
-    if enc is None: logger.warning(f'{p} records no encoders (shards made before imgprep recorded them): which VAE, dtype and latent '
+    if enc is None: logger.warning(f'{where} records no encoders (shards made before imgprep recorded them): which VAE, dtype and latent '
                                    'scaling made these arrays is unknown; check them yourself, or remake the shards')
     return enc
 
-def shard_kinds(
-    d:str|Path, # Output directory of `imgprep_shard`, or its URL
-    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
-)->tuple: # Kind names
-    "The kinds whose arrays the shard set's samples hold: its manifest's `kinds` (or, from an older manifest, the kinds of its `members`)."
-    try: m = json.loads(_manifest_bytes(d, storage_options))
-    except (UnreadableFile, ValueError): return DEFAULT_KINDS  # `shard_encoders` and `imgprep_verify_shards` say what is wrong
+def _kinds_in(m)->tuple:
+    "The kinds of the parsed manifest `m`: its `kinds`, else (an older manifest) the kinds of its `members`, else the default ones."
     listed = m.get('kinds') if isinstance(m, dict) else None
     if isinstance(listed, list) and listed: return tuple(kind_of(k).name for k in listed)
     have = set(m.get('members') or ()) if isinstance(m, dict) else set()
     return tuple(k for k,v in KINDS.items() if f'{v.member}.npy' in have) or DEFAULT_KINDS
+
+# %% ../nbs/08_loader.ipynb #ld0manifest
+def shard_encoders(
+    d, # Output directory of `imgprep_shard`, its URL, or one already opened (`shard_dir.shard_place`)
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
+)->dict|None: # `encoders` of its `manifest.json`, or None (warned) for a shard set made before it was recorded
+    "How the arrays of a shard set were made, as Stage 2 recorded it in `encoders.json`."
+    d = shard_place(d, storage_options=storage_options)
+    return _encoders_in(_parsed(d), d.shown(MANIFEST_NAME))
+
+def shard_kinds(
+    d, # Output directory of `imgprep_shard`, its URL, or one already opened
+    storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`)
+)->tuple: # Kind names
+    "The kinds whose arrays the shard set's samples hold: its manifest's `kinds` (or, from an older manifest, the kinds of its `members`)."
+    try: m = json.loads(read_manifest(shard_place(d, storage_options=storage_options)))
+    except (UnreadableFile, ValueError): return DEFAULT_KINDS  # `shard_encoders` and `imgprep_verify_shards` say what is wrong
+    return _kinds_in(m)
 
 def training_latents(
     lat:np.ndarray|torch.Tensor, # Raw latents as stored (any shape), float16
@@ -532,7 +388,7 @@ class Resolutions:
 
 # %% ../nbs/08_loader.ipynb #72089c4b
 def bucket_dataset(
-    d:str|Path, # Output directory of `imgprep_shard`, or its URL (`s3://bucket/shards/train`: the shards are streamed)
+    d, # Output directory of `imgprep_shard`, its URL (`s3://bucket/shards/train`: the shards are streamed), or one already opened (`shard_dir.shard_place`)
     bucket:str|list|None=None, # One bucket, several, or None for all
     batch_size:int|None=None, # Samples per bucket-uniform batch (None: single decoded samples)
     shuffle:int=0, # Sample shuffle buffer size (0: shard order)
@@ -546,13 +402,14 @@ def bucket_dataset(
     storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`; default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
 )->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`), `.resolutions` (`shard_resolutions`) and `.latents` (the `BucketLatents` stage and its count)
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
-    opts = parse_options(storage_options) if is_url(d) else None
-    urls,encoders,kinds = shard_urls(d, bucket, opts),shard_encoders(d, opts),shard_kinds(d, opts)
+    d = shard_place(d, storage_options=storage_options)  # opened once: listed, its manifest read once, its shards streamed through it
+    urls,m = _shards(d, bucket),_parsed(d)
+    encoders,kinds = _encoders_in(m, d.shown(MANIFEST_NAME)),_kinds_in(m)
     latents,held = BucketLatents(encoders),shard_resolutions(kinds, encoders)
-    res = None if resolution is None else Resolutions(resolution, held, seed, str(d))
+    res = None if resolution is None else Resolutions(resolution, held, seed, d.shown())
     fixed = res.fixed if res else None  # one resolution: chosen per sample, so the others' latents leave before the shuffle buffer
     if res and fixed is None and not batch_size: raise ImgprepError(f'resolution {resolution!r}: a schedule picks one resolution per batch; give batch_size, or one resolution')
-    reader = functools.partial(stored_samples, storage_options=opts) if is_url(d) else tar_samples
+    reader = tar_samples if d.local else functools.partial(stored_samples, store=d)  # a file is read member by member, an object streamed
     stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
               reader, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents),
               wds.map(functools.partial(res.sample, r=fixed)) if fixed else None]
@@ -567,26 +424,29 @@ def bucket_dataset(
 # %% ../nbs/08_loader.ipynb #2d12ca23
 _ENTRY = dict(path=str, bytes=int, sha256=str, samples=int) # the fields of a manifest's shard entry and their types
 
-def _read_manifest(d:str|Path, problem, storage_options=None)->dict|None:
-    "The manifest's shard entries by path, or None after one problem when it is missing or unusable."
-    p = _manifest_name(d)
-    try: m = json.loads(_manifest_bytes(d, storage_options))
-    except UnreadableFile as e:
-        problem(f'{p}: missing (an interrupted run, or not an imgprep_shard directory)' if e.reason == 'missing' else str(e)); return None
-    except ValueError as e: problem(f'{p}: not JSON ({e})'); return None
-    if not isinstance(m, dict) or not isinstance(m.get('shards'), list): problem(f'{p}: has no list of shards'); return None
+def _entries(m, where:str, problem)->dict|None:
+    "The shard entries of the parsed manifest `m` by path, or None after one problem when they are unusable."
+    if not isinstance(m, dict) or not isinstance(m.get('shards'), list): problem(f'{where}: has no list of shards'); return None
     for i,e in enumerate(m['shards']):
         if not isinstance(e, dict) or any(type(e.get(k)) is not t for k,t in _ENTRY.items()):
-            problem(f'{p}: shards[{i}] is not an object with a string path and sha256 and integer bytes and samples ({json.dumps(e)[:100]})')
+            problem(f'{where}: shards[{i}] is not an object with a string path and sha256 and integer bytes and samples ({json.dumps(e)[:100]})')
             return None
     return {e['path']: e for e in m['shards']}
 
-def _manifest_encoders(d:str|Path, storage_options=None)->dict|None:
-    "The manifest's `encoders`, or None when it has none or cannot be read (a problem `_read_manifest` counts)."
-    try: m = json.loads(_manifest_bytes(d, storage_options))
-    except (UnreadableFile, ValueError): return None
+def _checked_manifest(
+    d:Folder|Store, # A shard set
+    raw:bytes|UnreadableFile, # Its manifest (`shard_dir.read_manifest`), or why it could not be read
+    problem, # Called with each problem's description
+)->tuple: # (kinds, encoders or None, shard entries by path or None)
+    "What the verifier takes from a manifest; one problem when it is missing or unusable, and the shards are then checked on their contents alone."
+    where = d.shown(MANIFEST_NAME)
+    if isinstance(raw, UnreadableFile):
+        problem(f'{where}: missing (an interrupted run, or not an imgprep_shard directory)' if raw.reason == 'missing' else str(raw))
+        return DEFAULT_KINDS, None, None
+    try: m = json.loads(raw)
+    except ValueError as e: problem(f'{where}: not JSON ({e})'); return DEFAULT_KINDS, None, None
     enc = m.get('encoders') if isinstance(m, dict) else None
-    return enc if isinstance(enc, dict) else None
+    return _kinds_in(m), enc if isinstance(enc, dict) else None, _entries(m, where, problem)
 
 # %% ../nbs/08_loader.ipynb #e1b97048
 def verify_shard(
@@ -606,11 +466,7 @@ def verify_shard(
     except Exception as e: problem(f'{path}: unreadable by webdataset after {n} samples ({type(e).__name__}: {e})')
     return n
 
-def _found_shards(d:Path, store:Store|None)->dict:
-    "Relative path -> the shard's path (for a store: the relative path) of every finished shard of `d`."
-    if store is None: return {p.relative_to(d).as_posix(): p for p in existing_shards(d)}
-    return {r: r for r in store.files() if _SHARD_NAME.fullmatch(r)}
-
+# %% ../nbs/08_loader.ipynb #ld0vstored
 class _Hashed:
     "A file's reads, hashed and counted on their way."
     def __init__(self, f): self.f,self.sha,self.n = f,hashlib.sha256(),0
@@ -619,7 +475,7 @@ class _Hashed:
         return b
 
 def verify_stored_shard(
-    store:Store, # The shard set's store directory
+    store:Store, # The shard set's store
     rel:str, # The shard, relative to it
     problem, # Called with each problem's description
     keys:Counter, # Keys seen so far (updated)
@@ -645,33 +501,32 @@ def verify_stored_shard(
 
 # %% ../nbs/08_loader.ipynb #e10f6656
 def verify_shards(
-    d:str|Path, # Output directory of `imgprep_shard`, or its URL (the shards are streamed, not downloaded first)
+    d, # Output directory of `imgprep_shard`, its URL (the shards are streamed, not downloaded first), or one already opened
     max_warnings:int=20, # Problems logged one by one; the rest are only counted
     storage_options:str|None=None, # For a URL: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
 )->dict: # shards, samples, problems
     "Check every shard under `d` against its manifest and the Stage 3 format."
-    store = Store(d, storage_options) if is_url(d) else None
-    if store is None:
-        d = Path(d)
-        if not d.is_dir(): raise FileNotFoundError(f'{d}: {"not a directory" if d.exists() else "no such directory"}; give the output directory of imgprep_shard')
-    found = _found_shards(d, store)
-    if not found and not (store.info(MANIFEST_NAME) if store else os.path.lexists(d/MANIFEST_NAME)):
-        raise ImgprepError(f'{shown_url(d)}: no shards and no {MANIFEST_NAME}: not an output directory of imgprep_shard')
+    d = shard_place(d, storage_options=storage_options)
+    if d.local is not None and not d.local.is_dir():
+        raise FileNotFoundError(f'{d.local}: {"not a directory" if d.local.exists() else "no such directory"}; give the output directory of imgprep_shard')
+    found = shard_names(d)
+    try: raw = read_manifest(d)
+    except UnreadableFile as e: raw = e
+    if not found and isinstance(raw, UnreadableFile) and raw.reason == 'missing':
+        raise ImgprepError(f'{d.shown()}: no shards and no {MANIFEST_NAME}: not an output directory of imgprep_shard')
     problems = []
     def problem(msg):
         problems.append(msg)
         if len(problems) <= max_warnings: logger.warning(msg)
-    opts = store and store.opts
-    listed = _read_manifest(d, problem, opts)  # None: its problem is counted once, and the shards are checked on their contents alone
-    kinds,encoders = shard_kinds(d, opts),_manifest_encoders(d, opts)
+    kinds,encoders,listed = _checked_manifest(d, raw, problem)  # no entries: its problem is counted once, and the shards are checked on their contents alone
     for rel in sorted(set(listed or {}) - set(found)): problem(f'{rel}: listed in {MANIFEST_NAME} but missing')
     keys,samples = Counter(),0
-    for rel,p in sorted(found.items()):
+    for rel in found:
         e = None if listed is None else listed.get(rel)
-        if store is None:
-            try: sha,size,n = file_sha256(p),p.stat().st_size,None
+        if d.local is not None:  # a file: hashed, then read by webdataset (a FIFO is refused, never waited on)
+            try: p,n = d.local/rel,None; sha,size = file_sha256(p),p.stat().st_size
             except UnreadableFile as err: problem(f'{err}; not read'); continue
-        else: n,size,sha = verify_stored_shard(store, rel, problem, keys, kinds, encoders)  # one streamed read: hashed as it is checked
+        else: n,size,sha = verify_stored_shard(d, rel, problem, keys, kinds, encoders)  # an object: one streamed read, hashed as it is checked
         if listed is not None and e is None: problem(f'{rel}: not listed in {MANIFEST_NAME}')
         elif e is not None and (size != e['bytes'] or sha != e['sha256']): problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
         if n is None: n = verify_shard(p, problem, keys, kinds, encoders)

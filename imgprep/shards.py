@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_shards.ipynb #7cfe185d
 from __future__ import annotations
-import argparse, errno, fcntl, hashlib, io, json, math, mmap, os, random, re, tempfile
+import argparse, io, json, os, random
 from collections import Counter
 from contextlib import nullcontext, suppress
 from concurrent.futures import ThreadPoolExecutor
@@ -13,60 +13,23 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
-import orjson
 from fastcore.basics import patch
 
 from . import __version__
-from .core import (ImageIdError, ImgprepError, Progress, UnreadableFile, atomic_write_bytes, atomic_write_json, dumps_record, exclusive_dir, file_sha256,
-                          iter_jsonl, logger, open_regular, remove_temps, run_cli, cli_parser, safe_keys, temp_path, validate_image_id)
-from .storage import Store, place, shown_url, store_log
+from .core import Progress, ImgprepError, UnreadableFile, cli_parser, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys
+from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
-from .dedup import decision_path, near_duplicate_drops
+from .curation import honoured
 from .buckets import bucket_name, parse_bucket
-from .format import (ENCODERS_NAME, read_encoders, JSON_FIELDS, MANIFEST_NAME, count_nonfinite, existing_shards, kind_settings, mask_problem, members,
-                            npy_header, npy_header_len, npy_problem, record_problem, tree_kinds)
+from .format import ENCODERS_NAME, MANIFEST_NAME, read_encoders, kind_settings, members, npy_problem, record_problem, tree_kinds
+from .tars import ShardFile
+from .shard_dir import (RUN_JOURNAL, RunJournal, check_existing, resumable, run_flags, shard_names, shard_path, source_identity, staging_path,
+                               tidy_output, write_manifest)
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'MAX_WARNINGS', 'SPLITS', 'RUN_JOURNAL', 'STORE_LOG',
-           'tar_header', 'mask_npy', 'sample_json', 'TarStream', 'ShardFile', 'stage2_encoders', 'not_ready', 'Sample',
-           'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'shard_path',
-           'tree_of', 'add_sample', 'run_flags', 'flags_difference', 'source_identity', 'RunJournal', 'staging_path',
-           'output_shards', 'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable',
-           'without_near_duplicates', 'write_shards', 'shard_parser', 'main']
-
-# %% ../nbs/07_shards.ipynb #a75714aa
-BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
-TAR_MODE, TAR_MTIME = 0o644, 0
-_ZEROS = bytes(2*RECORD)
-
-def _octal(n:int, width:int)->bytes: return b'%0*o\0' % (width-1, n)
-
-_OWNER = _octal(TAR_MODE, 8) + _octal(0, 8) + _octal(0, 8)      # mode, uid, gid
-_LONG_OWNER = _octal(0, 8)*3                                     # of a long-name record, as tarfile writes it
-_MTIME = _octal(TAR_MTIME, 12)
-_TAIL = bytes(100) + b'ustar  \0' + bytes(32+32+8+8+155+12)      # linkname, GNU magic, uname, gname, dev, prefix, pad
-_FIXED_SUM = sum(_MTIME + b' '*8 + _TAIL)                         # checksum of the fields that never change
-
-@lru_cache(maxsize=1024)
-def _layout(size:int, typeflag:bytes, owner:bytes)->tuple: # (header bytes 100-148, checksum of all but the name)
-    "What a header holds besides its name: built once per member size (all the latents of a bucket share one)."
-    mid = owner + _octal(size, 12) + _MTIME
-    return mid, _FIXED_SUM + sum(mid) - sum(_MTIME) + typeflag[0]  # the checksum field counts as 8 spaces
-
-def _header(name:bytes, size:int, typeflag:bytes=b'0', owner:bytes=_OWNER)->bytes:
-    if size >= 8**11: raise ImgprepError(f'{name!r}: {size} bytes is too large for a tar member (8 GiB at most)')
-    mid,chksum = _layout(size, typeflag, owner)
-    return name.ljust(100, b'\0') + mid + b'%06o\0 ' % (chksum + sum(name)) + typeflag + _TAIL
-
-def tar_header(
-    name:str, # Member name (UTF-8)
-    size:int, # Member size in bytes
-)->bytes: # 512 bytes, or 1536+ with a long-name record
-    "The GNU tar header of a regular file with fixed mode, owner and mtime."
-    b = name.encode('utf-8')
-    if len(b) <= 100: return _header(b, size)
-    long = b + b'\0'
-    return _header(b'././@LongLink', len(long), b'L', _LONG_OWNER) + long + _ZEROS[:-len(long) % BLOCK] + _header(b[:100], size)
+__all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
+           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'tree_of', 'add_sample',
+           'honour_decisions', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #e13ff500
 def _npy_bytes(arr:np.ndarray)->bytes:
@@ -89,151 +52,6 @@ def sample_json(
     masks = {k.mask for k in KINDS.values() if k.mask}
     return json.dumps({k:v for k,v in rec.items() if k not in masks}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
-# %% ../nbs/07_shards.ipynb #5d7d98b5
-def _write_all(fd:int, mv:memoryview):
-    "Write all of `mv` (`os.write` may write less)."
-    while mv: mv = mv[os.write(fd, mv):]
-
-def _read_into(fd:int, mv:memoryview)->bool:
-    "Fill `mv` from `fd`; False when the file ends first."
-    while mv:
-        n = os.readv(fd, [mv])
-        if not n: return False
-        mv = mv[n:]
-    return True
-
-# %% ../nbs/07_shards.ipynb #54057f86
-CHUNK_SIZE = 256<<10
-PAGE = 4096 # A direct write's length and memory are whole pages: the largest block size a disk asks for
-_DIRECT = getattr(os, 'O_DIRECT', 0)
-
-class TarStream:
-    "Write a tar archive to `fd` in cache-sized chunks; one helper thread hashes each chunk (sha256), another writes it."
-    def __init__(self,
-                 fd:int, # File descriptor open for writing, at offset 0 (with `O_DIRECT`: the page cache is bypassed)
-                 chunk_size:int=CHUNK_SIZE, # Bytes laid out in memory per write (a larger sample gets a larger chunk)
-                 buffers:int=4): # Chunks in flight: one being filled, the others waiting to be hashed and written
-        self.fd,self.sha,self.nbytes,self.i,self.pos = fd,hashlib.sha256(),0,0,0
-        self.direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & _DIRECT)
-        self.bufs = [mmap.mmap(-1, chunk_size) for _ in range(buffers)]  # page-aligned, as a direct write needs
-        self.busy = [()]*buffers
-        self.hasher,self.writer = ThreadPoolExecutor(1),ThreadPoolExecutor(1)
-
-    def _write(self, mv:memoryview):
-        "Write all of `mv` (writer thread); a part that is not whole pages, or a filesystem that refuses direct writes, goes through the page cache."
-        while mv:
-            if self.direct and len(mv) % PAGE: self._buffered()
-            try: mv = mv[os.write(self.fd, mv):]
-            except OSError as e:
-                if not (self.direct and e.errno == errno.EINVAL): raise
-                self._buffered()
-
-    def _buffered(self):
-        fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) & ~_DIRECT)
-        self.direct = False
-
-
-# %% ../nbs/07_shards.ipynb #54057f87
-@patch
-def _flush(self:TarStream, final:bool=False):
-    "Hand the chunk to the hasher and the writer (a direct write: its whole pages; the rest begins the next chunk), and move to the next buffer once it is free."
-    buf,pos = self.bufs[self.i],self.pos
-    end = pos - pos % PAGE if self.direct and not final else pos
-    if end:
-        mv = memoryview(buf)[:end]
-        self.busy[self.i] = (self.hasher.submit(self.sha.update, mv), self.writer.submit(self._write, mv))
-        self.nbytes += end
-    rest = buf[end:pos]
-    self.i = (self.i+1) % len(self.bufs)
-    for f in self.busy[self.i]: f.result()
-    self.busy[self.i] = ()
-    if len(rest) > len(self.bufs[self.i]): self.bufs[self.i] = mmap.mmap(-1, len(rest))
-    self.bufs[self.i][:len(rest)] = rest
-    self.pos = len(rest)
-
-@patch
-def _room(self:TarStream, n:int)->memoryview:
-    "The current buffer, with room for `n` more bytes after `pos` (flushed first, or grown, when it has not)."
-    if self.pos + n > len(self.bufs[self.i]): self._flush()
-    if self.pos + n > len(buf := self.bufs[self.i]):  # a page more, for the part of a page a direct write carries over
-        self.bufs[self.i] = mmap.mmap(-1, self.pos + n + PAGE)
-        self.bufs[self.i][:self.pos] = buf[:self.pos]
-    return memoryview(self.bufs[self.i])
-
-@patch
-def close(self:TarStream)->tuple: # (bytes written, sha256 hex digest)
-    "End the archive (two zero blocks, padded to a whole record) and wait for the hasher and the writer."
-    n = 2*BLOCK + (-(self.nbytes + self.pos + 2*BLOCK) % RECORD)
-    mv = self._room(n)
-    mv[self.pos:self.pos+n] = _ZEROS[:n]
-    self.pos += n
-    self._flush(final=True)
-    for _ in self.bufs: self._flush()
-    self.hasher.shutdown(); self.writer.shutdown()
-    return self.nbytes, self.sha.hexdigest()
-
-@patch
-def abort(self:TarStream):
-    "Stop the helpers without finishing the archive."
-    for fs in self.busy:
-        for f in fs: f.exception()
-    self.hasher.shutdown(); self.writer.shutdown()
-
-
-# %% ../nbs/07_shards.ipynb #5a72a931
-@patch
-def add(self:TarStream,
-        members:list, # [(name, bytes | (fd, size), check | None)]; `check(data)` returns a problem or None
-       )->str|None: # None when added, else `'<name>: <problem>'` and nothing was added
-    "Append the members of one sample, all or none."
-    sizes = [len(src) if isinstance(src, bytes) else src[1] for _,src,_ in members]
-    heads = [tar_header(name, n) for (name,_,_),n in zip(members, sizes)]
-    mv = self._room(sum(len(h) + n + (-n % BLOCK) for h,n in zip(heads, sizes)))
-    pos = self.pos
-    for (name,src,check),head,n in zip(members, heads, sizes):
-        mv[pos:pos+len(head)] = head
-        pos += len(head)
-        data = mv[pos:pos+n]
-        if isinstance(src, bytes): data[:] = src
-        elif not _read_into(src[0], data): return f'{name}: file shrank while being read'
-        if check and (why := check(data)): return f'{name}: {why}'
-        mv[pos+n:pos+n+(-n % BLOCK)] = _ZEROS[:-n % BLOCK]
-        pos += n + (-n % BLOCK)
-    self.pos = pos
-
-# %% ../nbs/07_shards.ipynb #fc70cc69
-class ShardFile:
-    "One shard being written to a temporary beside `path`; `commit` makes it durable and renames it."
-    def __init__(self,
-                 path:Path): # Final name of the shard (`shard_path`); the temporary goes beside it
-        self.path,self.tmp,self.samples = Path(path),temp_path(Path(path)),0
-        self.fd = os.open(self.tmp, os.O_WRONLY|os.O_CREAT|os.O_EXCL, 0o644)
-        with suppress(OSError): fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) | _DIRECT)  # a filesystem without direct writes says so
-        self.tar = TarStream(self.fd)
-
-    def add(self,
-            members:list, # [(name, bytes | (fd, size), check | None)], as `TarStream.add` takes them
-           )->str|None: # None when added, else `'<name>: <problem>'`
-        "Append one sample (see `TarStream.add`)."
-        why = self.tar.add(members)
-        if why is None: self.samples += 1
-        return why
-
-    def close(self)->dict:
-        "Finish the archive; its manifest entry (samples, bytes, sha256)."
-        nbytes,sha = self.tar.close()
-        return dict(samples=self.samples, bytes=nbytes, sha256=sha)
-
-    def commit(self):
-        "fsync, close and rename to the final name."
-        os.fsync(self.fd); os.close(self.fd)
-        os.replace(self.tmp, self.path)
-
-    def abort(self):
-        "Drop the temporary."
-        self.tar.abort(); os.close(self.fd)
-        self.tmp.unlink(missing_ok=True)
-
 # %% ../nbs/07_shards.ipynb #aa841102
 def stage2_encoders(
     layout:Stage2Layout, # The Stage 2 tree
@@ -252,8 +70,6 @@ def not_ready(
         if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
 
 # %% ../nbs/07_shards.ipynb #e8291fdb
-MAX_WARNINGS = 20
-
 @dataclass
 class Sample:
     "A ready Stage 2 record."
@@ -269,6 +85,9 @@ class Scan:
     counts: dict # total_records, ready_records, skipped_incomplete
     reasons: Counter = field(default_factory=Counter) # reason -> records skipped for it (malformed_line included)
     kinds: tuple = DEFAULT_KINDS # The tree's kinds: a sample's members
+
+# %% ../nbs/07_shards.ipynb #sh0scan
+MAX_WARNINGS = 20
 
 def scan_stage2(
     jsonl:str|Path, # Stage 2 metadata JSONL
@@ -320,6 +139,7 @@ def select_samples(
     if shuffle: random.Random(seed).shuffle(keep)
     return keep if limit is None else keep[:limit]
 
+# %% ../nbs/07_shards.ipynb #sh0group
 def group_by_bucket(
     samples:list, # `Sample`s, in the order they will be written
 )->dict:
@@ -334,14 +154,6 @@ def shard_sizes(
 )->list:
     "Samples per shard for `n` samples: full shards, then the rest."
     return [min(shard_size, n-i) for i in range(0, n, shard_size)]
-
-def shard_path(
-    output_dir:str|Path, # Output directory of `imgprep_shard` ('' for the path relative to it)
-    bucket:str, # Such as '1024x1024'
-    index:int, # 0-based shard number within the bucket
-)->Path:
-    "`<output_dir>/bucket_<bucket>/shard-NNNNNN.tar` (six digits, so names sort in order)."
-    return Path(output_dir)/f'bucket_{bucket}'/f'shard-{index:06d}.tar'
 
 # %% ../nbs/07_shards.ipynb #6bb91d94
 @lru_cache(maxsize=16)
@@ -358,6 +170,7 @@ def tree_of(
     except FileNotFoundError: stamp = None
     return _read_tree(layout, stamp)
 
+# %% ../nbs/07_shards.ipynb #sh0add
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
@@ -379,160 +192,8 @@ def add_sample(
     finally:
         for fd,_ in opened: os.close(fd)
 
-# %% ../nbs/07_shards.ipynb #2631520d
-RUN_JOURNAL = '.imgprep_shard_run.jsonl'
-
-def run_flags(
-    jsonl:str|Path, # Stage 2 metadata JSONL
-    derived_dir:str|Path, # Stage 2 base directory
-    shard_size:int, # Samples per shard
-    limit:int|None, # At most this many samples in all
-    shuffle:bool, # Samples shuffled before the limit
-    seed:int, # Shuffle seed
-    buckets:list|None, # Only these buckets (checked names, sorted), or None for all
-    split:str|None, # Only this split, or None for all
-    near_duplicates:str|None=None, # sha256 of the near-duplicate decision the run honours (None: none)
-)->dict:
-    "The flags that decide which shards a run writes, as its journal and manifest record them."
-    flags = dict(jsonl=str(jsonl), derived_dir=str(derived_dir), shard_size=shard_size, limit=limit, shuffle=shuffle,
-                 seed=seed, buckets=buckets, split=split)
-    return flags if near_duplicates is None else dict(flags, near_duplicates=near_duplicates)  # runs before decisions existed match
-
-def flags_difference(
-    then:dict, # Flags an earlier run started with
-    now:dict, # Flags of this run
-)->str|None:
-    "The first flag that differs, as `--flag X (earlier run) / Y (this run)`, or None."
-    for k in [*now, *(k for k in then if k not in now)]:
-        if then.get(k) != now.get(k): return f"--{k.replace('_', '-')} {then.get(k)!r} (earlier run) / {now.get(k)!r} (this run)"
-
-def source_identity(
-    path:Path, # The Stage 2 JSONL
-)->dict: # size, sha256
-    "What tells one version of the Stage 2 JSONL from another: its content's hash, since an edit in place can keep its size and mtime."
-    return dict(size=os.stat(path).st_size, sha256=file_sha256(path))
-
-# %% ../nbs/07_shards.ipynb #55267b19
-@dataclass
-class RunJournal:
-    "`<output_dir>/.imgprep_shard_run.jsonl`: the flags a run started with, then one line per shard on disk."
-    path: Path # Where the journal is
-
-    def start(self,
-              flags:dict, # This run's `run_flags`
-              source:dict): # `source_identity` of its JSONL
-        "Begin a run: write the header line atomically, replacing any earlier journal."
-        atomic_write_bytes(self.path, dumps_record(dict(flags=flags, source=source)))
-
-    def add(self,
-            entry:dict): # A committed shard's manifest entry, with `consumed` and `invalid`
-        "Append one committed shard's entry and make it durable."
-        with open(self.path, 'ab') as f: f.write(dumps_record(entry)); f.flush(); os.fsync(f.fileno())
-
-    def read(self)->tuple: # (header or None, shard entries)
-        "The header and the entries; a line torn by a kill (the last one) is ignored."
-        try: lines = self.path.read_bytes().split(b'\n')
-        except FileNotFoundError: return None, []
-        recs = []
-        for raw in lines:
-            try: recs.append(orjson.loads(raw))
-            except ValueError: break
-        head = recs[0] if recs and isinstance(recs[0], dict) and isinstance(recs[0].get('flags'), dict) else None
-        return head, [r for r in recs[1:] if isinstance(r, dict)] if head else []
-
-    def remove(self): self.path.unlink(missing_ok=True)
-
-# %% ../nbs/07_shards.ipynb #sh0storecode
-_SHARD_NAME = re.compile(r'bucket_[^/]+/shard-[0-9]+\.tar')
-
-def staging_path(
-    url:str, # A URL `--output-dir`
-    staging_dir:str|Path|None=None, # `--staging-dir` (default: the system's temporary directory)
-)->Path:
-    "The local directory where shards bound for `url` wait for their upload, and the run's journal is kept: one per URL."
-    digest = hashlib.sha256(shown_url(url).rstrip('/').encode('utf-8')).hexdigest()[:16]
-    return Path(staging_dir or Path(tempfile.gettempdir())/'imgprep_shard_staging')/digest
-
-def output_shards(
-    output_dir:Path, # Output directory of `imgprep_shard` (unused for a store)
-    store:Store|None=None, # The store the shards go to, if not `output_dir`
-)->list: # Relative paths such as 'bucket_1024x1024/shard-000000.tar', sorted
-    "The finished shards of an output: on disk (`format.existing_shards`) or the shard objects of the store."
-    if store is None: return [p.relative_to(output_dir).as_posix() for p in existing_shards(output_dir)]
-    return [r for r in store.files() if _SHARD_NAME.fullmatch(r)]
-
-def _where(out:Path, store:Store|None, rel:str='')->Path|str:
-    "How a message names `rel` of an output: its path, or its URL without credentials."
-    return shown_url(store.url_of(rel)) if store is not None else out/rel if rel else out
-
-def _read_manifest(out:Path, store:Store|None)->bytes|None:
-    "The output's manifest as bytes, or None when there is none."
-    if store is None:
-        try: return (out/MANIFEST_NAME).read_bytes()
-        except FileNotFoundError: return None
-    try: return store.read_bytes(MANIFEST_NAME, max_bytes=1 << 28)
-    except FileNotFoundError: return None
-
-def _write_manifest(out:Path, store:Store|None, manifest:dict):
-    "Write the manifest last: atomically on disk, in one PUT to a store (the same bytes)."
-    if store is None: atomic_write_json(out/MANIFEST_NAME, manifest)
-    else: store.write_bytes(MANIFEST_NAME, (json.dumps(manifest, indent=2, ensure_ascii=False)+'\n').encode('utf-8'))
-
-# %% ../nbs/07_shards.ipynb #ff9ca5db
-@dataclass
-class EarlierRun:
-    "What an earlier run left in an output directory."
-    state: str # 'none', 'finished', 'unfinished' or 'unknown' (shards with neither manifest nor journal)
-    flags: dict|None = None # The flags it ran with
-    source: dict|None = None # `source_identity` of its JSONL (unfinished runs)
-    entries: list = field(default_factory=list) # Its journaled shards (unfinished runs)
-    clash: Path|str|None = None # The file that shows it (a URL for a store)
-
-def _manifest_flags(raw:bytes)->dict|None:
-    try: return orjson.loads(raw).get('flags')
-    except (ValueError, AttributeError): return None
-
-def earlier_run(
-    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the local staging directory, which keeps the journal)
-    store:Store|None=None, # The store the shards go to, if not `output_dir`
-)->EarlierRun:
-    "Tell a finished earlier run (a manifest of the journal's flags, or no journal) from an unfinished one."
-    journal,raw = RunJournal(output_dir/RUN_JOURNAL),_read_manifest(output_dir, store)
-    head,entries = journal.read()
-    if head and not (raw is not None and _manifest_flags(raw) == head['flags']):
-        return EarlierRun('unfinished', head['flags'], head.get('source'), entries, journal.path)
-    if raw is not None: return EarlierRun('finished', _manifest_flags(raw), clash=_where(output_dir, store, MANIFEST_NAME))
-    if old := output_shards(output_dir, store)[:1]: return EarlierRun('unknown', clash=_where(output_dir, store, old[0]))
-    if journal.path.exists(): return EarlierRun('unknown', clash=journal.path)
-    return EarlierRun('none')
-
-def tidy_output(
-    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the staging directory)
-    store:Store|None=None, # The store the shards go to, if not `output_dir`
-):
-    "Remove what a killed run leaves and no run needs: temporaries, staged shards, and the journal of a run that did write its manifest."
-    remove_temps(output_dir)
-    if store is not None:
-        for p in existing_shards(output_dir): p.unlink()  # staged for an upload a crash cut short: the journal does not count them
-    if earlier_run(output_dir, store).state == 'finished': RunJournal(output_dir/RUN_JOURNAL).remove()
-
-def check_existing(
-    output_dir:Path, # Output directory of `imgprep_shard` (for a store: the staging directory)
-    flags:dict, # This run's `run_flags`
-    overwrite:bool, # Replacing is allowed
-    store:Store|None=None, # The store the shards go to, if not `output_dir`
-)->EarlierRun:
-    "Refuse a finished earlier run (`FileExistsError`) or an unfinished one of other flags (`ImgprepError`) unless `overwrite`."
-    old = earlier_run(output_dir, store)
-    if overwrite or old.state == 'none': return old
-    if old.state == 'finished':
-        raise FileExistsError(f'{old.clash} exists (output of a finished earlier run); pass --overwrite to replace it, or use another --output-dir')
-    if old.state == 'unknown':
-        raise FileExistsError(f'{old.clash} exists (shards without a manifest or run journal); pass --overwrite to replace them, or use another --output-dir')
-    if diff := flags_difference(old.flags, flags):
-        raise ImgprepError(f'{_where(output_dir, store)}: an unfinished run with other flags is there ({diff}); '
-                           'rerun it with its own flags to finish it, or pass --overwrite to start anew')
-    return old
+# %% ../nbs/07_shards.ipynb #sh0storelog
+STORE_LOG = 'store.log' # In a store's staging directory: what the store's libraries logged
 
 # %% ../nbs/07_shards.ipynb #1e9aee5e
 def _check_args(shard_size, limit, progress_every, buckets, split)->list|None:
@@ -549,17 +210,17 @@ _MANIFEST_KEYS = ('path', 'bucket', 'samples', 'bytes', 'sha256')
 @dataclass
 class _ShardRun:
     "The state of one `write_shards` run while it writes."
-    out: Path
+    out: Path # Where shards are written: the output directory, or the staging directory of a store's
     layout: Stage2Layout
     keys: dict # image_id -> tar key
     shard_size: int
     counts: dict
     prog: Progress
     journal: RunJournal
+    dest: Folder|Store # The output: each committed shard is uploaded there (then removed from `out`) when it is not `out` itself
     entries: list = field(default_factory=list) # manifest entries of the shards closed so far
     commits: list = field(default_factory=list) # futures of their fsync + rename
     pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
-    store: Store|None = None # Where each committed shard is uploaded (then removed from `out`), if not `out` itself
     max_pending: int = 0 # At most this many closed shards wait for their commit (0: any number)
     settled: int = 0 # Commits waited for so far
 
@@ -574,8 +235,8 @@ class _ShardRun:
 
     def _commit(self, shard:ShardFile, entry:dict):
         shard.commit()
-        if self.store is not None:  # uploaded whole, then journaled with the tag that tells this upload from any other
-            entry['etag'] = self.store.put_file(shard.path, entry['path'])['etag']
+        if self.dest.local != self.out:  # staged for a store: uploaded whole, then journaled with the tag that tells this upload from any other
+            entry['etag'] = self.dest.put_file(shard.path, entry['path'])['etag']
             shard.path.unlink()
         self.journal.add(entry)  # only once the shard is on disk (or in the store) under its final name
 
@@ -632,77 +293,40 @@ def write(self:_ShardRun, groups:dict, done:dict):
         e.filename = e.filename or str(self.out)
         raise
 
-# %% ../nbs/07_shards.ipynb #b1ad87c7
-def resumable(
-    old:EarlierRun, # What `check_existing` found
-    source:dict, # `source_identity` of this run's JSONL
-    groups:dict, # bucket -> samples this run will write
-    store:Store|None=None, # The store the shards went to, if not the journal's directory
-)->dict: # bucket -> journaled entries to keep, in shard order
-    "The shards an unfinished run of the same flags journaled that are still on disk (or in the store) as written; none if the JSONL changed."
-    if old.state != 'unfinished' or not old.entries: return {}
-    if old.source != source:
-        logger.warning('the Stage 2 JSONL changed since the unfinished run began; rewriting all its shards')
-        return {}
-    out,done,broken = old.clash.parent,{},set()
-    for e in old.entries:
-        b = e.get('bucket')
-        got = done.setdefault(b, [])
-        if b not in broken and _kept(out, e, b, got, groups, store): got.append(e)
-        else: broken.add(b)
-    return {b: es for b,es in done.items() if es}
-
-def _kept(out:Path, e:dict, bucket:str, before:list, groups:dict, store:Store|None=None)->bool:
-    "Is journal entry `e` the next shard of `bucket`, on disk as written? The journal is checked, not trusted: a shard's bytes must hash as journaled (in a store: be the very upload journaled with that hash), and it must have consumed exactly the samples it holds and skipped."
-    try:
-        consumed = e['consumed'] - (before[-1]['consumed'] if before else 0)
-        return (bucket in groups and e['path'] == shard_path('', bucket, len(before)).as_posix()
-                and all(type(e[k]) is int for k in ('samples', 'consumed', 'invalid', 'bytes')) and consumed == e['samples'] + e['invalid']
-                and (_uploaded(store, e) if store else os.stat(out/e['path']).st_size == e['bytes'] and file_sha256(out/e['path']) == e['sha256']))
-    except (KeyError, TypeError, OSError): return False
-
-def _uploaded(store:Store, e:dict)->bool:
-    "Is the object of entry `e` the upload journaled: its size, and the tag the store gave that upload (a rewrite gets another)?"
-    i = store.info(e['path'])
-    return i is not None and i['size'] == e['bytes'] and isinstance(e.get('etag'), str) and i['etag'] == e['etag']
-
 # %% ../nbs/07_shards.ipynb #61570595
-def _dry_run(out:Path, groups:dict, shard_size:int, counts:dict, store:Store|None=None)->dict:
+def _dry_run(dest:Folder|Store, groups:dict, shard_size:int, counts:dict)->dict:
     "The counters of a dry run: what the run would write, under names that say so (`would_write_samples`, `would_write_shards`)."
     plan = {b: shard_sizes(len(g), shard_size) for b,g in groups.items()}
-    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {_where(out, store, f"bucket_{b}")}/ in {len(sizes)} shards {sizes}')
-    if old := output_shards(out, store): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
+    for b,sizes in plan.items(): logger.info(f'dry run: would write {sum(sizes)} samples to {dest.shown(f"bucket_{b}")}/ in {len(sizes)} shards {sizes}')
+    if old := shard_names(dest): logger.info(f'dry run: {len(old)} existing shards would be replaced or removed')
     return {**counts, 'would_write_samples': sum(map(sum, plan.values())), 'would_write_shards': sum(map(len, plan.values()))}
 
 def _nothing_to_write(counts:dict)->dict:
     logger.warning('no samples to write')
     return counts
 
-def _remove_unplanned(out:Path, entries:list, store:Store|None=None):
+def _remove_unplanned(dest:Folder|Store, entries:list):
     "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
-    for rel in sorted(set(output_shards(out, store)) - {e['path'] for e in entries}):
-        if store is None: (out/rel).unlink()
-        else: store.remove(rel)
-        logger.info(f'removed {_where(out, store, rel)} (not part of this run)')
+    for rel in sorted(set(shard_names(dest)) - {e['path'] for e in entries}):
+        dest.remove(rel)
+        logger.info(f'removed {dest.shown(rel)} (not part of this run)')
 
 # %% ../nbs/07_shards.ipynb #899d95af
-def without_near_duplicates(
-    scan:Scan, # What `scan_stage2` found; gains a `near_duplicate` count when a decision is honoured
+def honour_decisions(
+    scan:Scan, # What `scan_stage2` found; gains a count per decision honoured (its `Decision.counted`)
     base:Path, # The Stage 2 base directory
-    keep:bool=False, # Honour no decision (`--keep-near-duplicates`)
+    ignore:list|None=None, # Names of decisions not to honour (`--ignore-decision`)
     accept_stale:bool=False, # Honour a decision made before the tree last changed (`--accept-stale-decisions`)
-)->tuple: # (samples to shard, the decision's sha256 or None)
-    "The ready samples less the images the tree's near-duplicate decision leaves out."
-    path = decision_path(base)
-    if keep or not path.exists(): return scan.samples, None
-    drops = near_duplicate_drops(base, accept_stale)
-    kept = [s for s in scan.samples if s.image_id not in drops]
-    scan.counts['near_duplicate'] = len(scan.samples) - len(kept)
-    return kept, file_sha256(path)
+)->tuple: # (samples to shard, name -> sha256 of each decision honoured)
+    "The ready samples less the images each curation decision the tree holds leaves out, in the registry's order."
+    samples,shas = scan.samples,{}
+    for h in honoured(base, ignore, accept_stale):
+        kept = [s for s in samples if s.image_id not in h.drops]
+        scan.counts[h.decision.counted] = len(samples) - len(kept)
+        samples,shas[h.decision.name] = kept,h.sha256
+    return samples, shas
 
 # %% ../nbs/07_shards.ipynb #31f765e0
-STORE_LOG = 'store.log' # In the staging directory: what the store's libraries logged
-
 def write_shards(
     output_dir:str|Path, # Where bucket_<WxH>/shard-NNNNNN.tar and manifest.json go: a directory, or a URL such as s3://bucket/shards/train
     jsonl:str|Path|None=None, # Stage 2 metadata JSONL (default: <derived_dir>/approved_image_dataset.jsonl)
@@ -716,47 +340,48 @@ def write_shards(
     overwrite:bool=False, # Replace a finished earlier run's shards instead of raising FileExistsError (an unfinished run of the same flags is finished without it)
     dry_run:bool=False, # Scan and report what would be written; write nothing
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
-    keep_near_duplicates:bool=False, # Also write the images `imgprep_dedup` decided to leave out (<derived_dir>/curation/near_duplicates.jsonl)
-    accept_stale_decisions:bool=False, # Honour a near-duplicate decision made before the tree's vectors last changed (the images it never saw are kept) instead of stopping
+    ignore_decisions:list|str|None=None, # Honour no curation decision of this name (repeat for several): also write the images it leaves out (the tree's decisions are in <derived_dir>/curation/)
+    keep_near_duplicates:bool=False, # The same as --ignore-decision near_duplicates: also write the images `imgprep_dedup` decided to leave out
+    accept_stale_decisions:bool=False, # Honour a curation decision made before the tree last changed (a near-duplicate decision: before its vectors did; the images it never saw are kept) instead of stopping
     storage_options:str|None=None, # For a URL --output-dir: fsspec options as JSON, such as '{"endpoint_url": "http://127.0.0.1:9000"}' (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For a URL --output-dir: where shards wait for their upload and the run's journal is kept (default: the system's temporary directory)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
     "Package the ready Stage 2 samples into deterministic WebDataset tar shards, one directory per aspect bucket."
     buckets = _check_args(shard_size, limit, progress_every, buckets, split)
-    where = place(output_dir, '--output-dir', output=True)
-    store = Store(where, storage_options) if isinstance(where, str) else None
-    out,layout = staging_path(where, staging_dir) if store else where,Stage2Layout(derived_dir)
-    with store_log(out/STORE_LOG, store.opts) if store else nullcontext():  # the store's libraries talk to a file, not over the one line
+    dest = open_place(output_dir, '--output-dir', storage_options, output=True)  # opened once: a folder, or a store
+    out,layout = dest.local or staging_path(dest.url, staging_dir),Stage2Layout(derived_dir)  # shards are written in `out`: the folder, or a store's staging directory
+    with store_log(out/STORE_LOG, dest.opts) if dest.local is None else nullcontext():  # a store's libraries talk to a file, not over the one line
         jsonl = Path(jsonl) if jsonl else layout.jsonl
         if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no Stage 2 metadata; run imgprep_stage2 first, or pass --jsonl')
         scan = scan_stage2(jsonl, layout, progress_every)
-        samples,decision = without_near_duplicates(scan, layout.base, keep_near_duplicates, accept_stale_decisions)
-        flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decision),source_identity(jsonl),stage2_encoders(layout)
+        ignore = ([ignore_decisions] if isinstance(ignore_decisions, str) else [*(ignore_decisions or ())]) + ['near_duplicates']*keep_near_duplicates
+        samples,decisions = honour_decisions(scan, layout.base, ignore, accept_stale_decisions)
+        flags,source,encoders = run_flags(jsonl, derived_dir, shard_size, limit, shuffle, seed, buckets, split, decisions),source_identity(jsonl),stage2_encoders(layout)
         groups = group_by_bucket(select_samples(samples, buckets, shuffle, seed, limit, split))
         keys = {v:k for k,v in safe_keys(s.image_id for g in groups.values() for s in g).items()}
         for b in buckets or []:
             if b not in groups: logger.warning(f'bucket {b}: no ready samples')
         if dry_run:
-            check_existing(out, flags, overwrite, store)
-            return _dry_run(out, groups, shard_size, dict(**scan.counts, skipped_invalid=0), store)
+            check_existing(dest, flags, overwrite, out)
+            return _dry_run(dest, groups, shard_size, dict(**scan.counts, skipped_invalid=0))
         counts = dict(**scan.counts, skipped_invalid=0, written_samples=0, written_shards=0)
         if not groups:
-            check_existing(out, flags, overwrite, store)
+            check_existing(dest, flags, overwrite, out)
             return _nothing_to_write(counts)
         out.mkdir(parents=True, exist_ok=True)
         with exclusive_dir(out, 'imgprep_shard'):
-            tidy_output(out, store)
-            done = resumable(check_existing(out, flags, overwrite, store), source, groups, store) if not overwrite else {}
-            run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), store=store, max_pending=2 if store else 0)
+            tidy_output(dest, out)
+            done = resumable(check_existing(dest, flags, overwrite, out), source, groups) if not overwrite else {}
+            run = _ShardRun(out, layout, keys, shard_size, counts, None, RunJournal(out/RUN_JOURNAL), dest, max_pending=0 if dest.local else 2)
             run.prog = Progress(progress_every, lambda: f'progress: {run.prog.n} samples written', total=sum(map(len, groups.values())), bar=None)
-            if done: logger.info(f'{_where(out, store)}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
+            if done: logger.info(f'{dest.shown()}: finishing an unfinished run of the same flags: {sum(map(len, done.values()))} of its shards are done, writing the rest')
             else: run.journal.start(flags, source)
-            store.remove(MANIFEST_NAME) if store else (out/MANIFEST_NAME).unlink(missing_ok=True)  # the manifest, written last, is the commit
+            dest.remove(MANIFEST_NAME)  # the manifest, written last, is the commit
             try: run.write(groups, done)
             finally: run.prog.close()
-            _remove_unplanned(out, run.entries, store)
+            _remove_unplanned(dest, run.entries)
             counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-            _write_manifest(out, store, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
+            write_manifest(dest, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
                                                      flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
             run.journal.remove()
         return counts
@@ -765,6 +390,7 @@ def write_shards(
 def shard_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_shard`: `write_shards`' parameters, with their docments as help."
     return cli_parser(write_shards, 'imgprep_shard', buckets=dict(flag='--bucket', metavar='WxH'), split=dict(choices=SPLITS),
+                      ignore_decisions=dict(flag='--ignore-decision', metavar='NAME'),
                       epilog='All ready records are held in memory (about 1 KB each: 60 MB for 60,000) so they can be shuffled and limited.')
 
 def main(

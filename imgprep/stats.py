@@ -17,7 +17,9 @@ from .kinds import DEFAULT_KINDS, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_problem,
                             tree_kinds)
-from .loader import MANIFEST_MAX_BYTES, shard_kinds, shard_resolutions, tar_samples
+from .tars import tar_samples
+from .shard_dir import MANIFEST_MAX_BYTES
+from .loader import shard_kinds, shard_resolutions
 
 # %% auto #0
 __all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
