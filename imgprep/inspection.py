@@ -156,7 +156,7 @@ def inspect_object(
         except ImageError: pass
         return inspect_data(name, get_object(store, rel), sha)  # a header past the first block, or an unusual end: the whole object decides
     except FileNotFoundError: raise ImageError(f'{where}: no such object (gone since it was listed)') from None
-    except ImageError as e: raise ImageError(f'{where}: {str(e).removeprefix(name + ": ")}') from None
+    except ImageError as e: raise ImageError(f'{where}: {str(e).removeprefix(where + ": ")}') from None
 
 # %% ../nbs/03b_inspection.ipynb #9de3e89f
 OBJECT_THREADS = 16 # Objects of a store read at once: the time is the network's, so threads rather than processes
