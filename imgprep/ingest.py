@@ -65,7 +65,7 @@ COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_captio
             'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name')
 DATASET_COUNTERS = ('new_images', 'reused_images') # Images written to, or found in, `ingested_images`: shown for a saved dataset only
 
-# %% ../nbs/04_ingest.ipynb #f989126a
+# %% ../nbs/04_ingest.ipynb #b844eb33
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
     if c.caption: return c.caption
@@ -145,7 +145,7 @@ def carry_over(
     # the arrays are still on disk: Stage 2 compares what they were made from with the new caption and photo, and remakes exactly the changed ones
     return {**rec, MADE_FROM: prev[MADE_FROM]} if type(prev.get(MADE_FROM)) is dict else rec
 
-# %% ../nbs/04_ingest.ipynb #9a99116b
+# %% ../nbs/04_ingest.ipynb #14f0596b
 def _flag_changed(recs:list, prev:dict, counts:Counter, s:Source):
     "Count and name the images whose bytes changed under the same path since the earlier output."
     for r in recs:
@@ -153,6 +153,7 @@ def _flag_changed(recs:list, prev:dict, counts:Counter, s:Source):
             counts['changed_image'] += 1
             logger.warning(f"{s.named(r['image_path'])}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
 
+# %% ../nbs/04_ingest.ipynb #c271f3a7
 NEAR_LIMIT = 52 # An estimate from here on may be on either side of the 77 tokens: its caption is counted in the estimate's warning
 
 def _flag_long(recs:list, tokenizer, counts:Counter, s:Source):
@@ -167,6 +168,7 @@ def _flag_long(recs:list, tokenizer, counts:Counter, s:Source):
         logger.warning(f"long_caption={counts['long_caption']} is an estimate (no T5 tokenizer at hand): {near} captions are estimated at "
                        f"{NEAR_LIMIT} tokens or more, where Stage 2 may cut more or fewer; give --t5-model (the T5 Stage 2 uses) to count exactly")
 
+# %% ../nbs/04_ingest.ipynb #2ccc3292
 def _unique_ids(recs:list, counts:Counter, s:Source)->list:
     "Drop (and count) any record whose id another already has, ignoring case: astronomically rare, but checked."
     seen,out = {},[]
@@ -178,7 +180,7 @@ def _unique_ids(recs:list, counts:Counter, s:Source)->list:
         else: seen[k] = r; out.append(r)
     return out
 
-# %% ../nbs/04_ingest.ipynb #69eaa0af
+# %% ../nbs/04_ingest.ipynb #f1e9f966
 def _records_out(
     recs:list, # This run's records, checked
     prev:dict, # The earlier output's records (`previous_records`)
@@ -218,6 +220,7 @@ def is_ingest_output(
     except ValueError: return False
     return isinstance(rec, dict) and isinstance(rec.get('image_id'), str) and isinstance(rec.get('image_path'), str)
 
+# %% ../nbs/04_ingest.ipynb #5a9e93bb
 def check_output(
     output:Path, # The output JSONL
     s:Source, # The source it is made from
@@ -239,6 +242,7 @@ def write_note(
     if not same: atomic_write_bytes(p, data)
     return p
 
+# %% ../nbs/04_ingest.ipynb #c6973384
 def nothing_found(
     src:Path, # The source folder
     fmt:str, # Its form
@@ -257,6 +261,7 @@ def no_val_warning(
     return (f'--val-fraction {val_fraction} held out no image of {written} (each is val with probability {val_fraction}, by its id): '
             f'imgprep_shard --split val will have nothing to write; give --val-count 1 (or more) instead')
 
+# %% ../nbs/04_ingest.ipynb #ddc9aa45
 def _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side):
     "Refuse unusable flag values, naming the flag."
     if input_format not in INPUT_FORMATS: raise ImgprepError(f'--input-format {input_format!r}: choose from {", ".join(INPUT_FORMATS)}')
@@ -329,7 +334,7 @@ def next_command(
     "The line that tells the user what to run next."
     return f'next: imgprep_stage2 --jsonl {shlex.quote(str(output))} --images-root {shlex.quote(shown_url(str(images_root)))}'
 
-# %% ../nbs/04_ingest.ipynb #cda022fb
+# %% ../nbs/04_ingest.ipynb #b7cf513b
 def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
     return cli_parser(ingest, 'imgprep_ingest', positional=('src',),
