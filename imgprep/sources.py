@@ -315,7 +315,7 @@ def open_source(
     **how, # `caption_exts`, `caption_column`, `image_column`, `dataset_split`, as given to `ingest`
 )->Source:
     "The source at `place`: its form found and its images root checked; refused in one line when they cannot be used."
-    return SOURCES[type(place)].open(place, output, images_root, input_format, **how)
+    return SOURCES[type(place)].from_place(place, output, images_root, input_format, **how)
 
 # %% ../nbs/03c_sources.ipynb #1b49d6c9
 @patch(cls_method=True)
@@ -326,7 +326,7 @@ def default_root(cls:FolderSource, place:Folder, output:Path, fmt:str='auto')->P
 
 # %% ../nbs/03c_sources.ipynb #19233a2a
 @patch(cls_method=True)
-def open(cls:FolderSource, place:Folder, output:Path, images_root:str|Path|None=None, input_format:str='auto', **how)->FolderSource:
+def from_place(cls:FolderSource, place:Folder, output:Path, images_root:str|Path|None=None, input_format:str='auto', **how)->FolderSource:
     "The folder at `place`, its form and its images root; refused in one line when they cannot be used."
     src = place.local
     if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
@@ -373,7 +373,7 @@ def default_root(cls:BucketSource, place:Store, output:Path, fmt:str='auto')->st
 
 # %% ../nbs/03c_sources.ipynb #7be69d75
 @patch(cls_method=True)
-def open(cls:BucketSource, place:Store, output:Path, images_root:str|None=None, input_format:str='auto', **how)->BucketSource:
+def from_place(cls:BucketSource, place:Store, output:Path, images_root:str|None=None, input_format:str='auto', **how)->BucketSource:
     "The bucket's directory at `place` with its listing (no object read); refused in one line when it cannot be used."
     url = place.shown()
     root = cls.default_root(place, output) if images_root is None else shown_url(str(images_root)).rstrip('/')
