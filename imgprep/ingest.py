@@ -272,6 +272,21 @@ def _check_flags(input_format, missing_caption, val_count, val_fraction, workers
     if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
     if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
 
+# %% ../nbs/04_ingest.ipynb #8fa9d58c
+def _write(
+    output:Path, # The output JSONL
+    recs:list, # The records to write (`_records_out`)
+    s:Source, # Their source: its `key` is recorded
+    remember:dict, # What this run inspected and read, for `write_seen`
+)->bool: # Whether the output was already those bytes
+    "Write the output (when its bytes change), the note of its images root and what was remembered, in that order."
+    data = b''.join(dumps_record(r) for r in recs)
+    unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
+    if not unchanged and recs: atomic_write_bytes(output, data)
+    if recs: write_note(output, s.key)
+    if remember: write_seen(output, s.key, remember)
+    return unchanged
+
 # %% ../nbs/04_ingest.ipynb #i0ingest
 def ingest(
     src:str|Path, # A folder (or a store's URL: s3://bucket/photos) of images with sidecar captions or with metadata.jsonl/.csv/.parquet, or a local dataset saved with `save_to_disk`
@@ -307,11 +322,7 @@ def ingest(
         recs = _unique_ids(check_candidates(s, cands, counts, missing_caption, min_side, decode, progress_every, workers, memory, remember), counts, s)
         if not counts['found']: logger.warning(nothing_found(s.place.shown(), s.fmt))
         _flag_long(recs, tokenizer, counts, s)
-        data = b''.join(dumps_record(r) for r in _records_out(recs, previous_records(output), val_count, val_fraction, counts, s))
-        unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
-        if not unchanged and recs: atomic_write_bytes(output, data)
-        if recs: write_note(output, s.key)
-        if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
+        unchanged = _write(output, _records_out(recs, previous_records(output), val_count, val_fraction, counts, s), s, remember)
         if why := no_val_warning(val_fraction, len(recs), counts['val']): logger.warning(why)
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
