@@ -76,6 +76,40 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
 
+# %% ../nbs/04_ingest.ipynb #9700047c
+def _usable(
+    c:Candidate, # A candidate, in path order
+    info:dict|ImageError, # Its inspection (`inspection.inspected`)
+    seen:dict, # SHA-256 -> the name of the image kept with those bytes; gets `c`'s when it is kept
+    min_side:int, # As given to `ingest`
+    counts:Counter, # Gets the counter of what leaves `c` out, or of what it is kept with
+)->bool:
+    "Whether `c` makes a record; what leaves it out, or is worth a warning, is counted and named."
+    if isinstance(info, OutsideRoot):
+        counts['outside_root'] += 1
+        logger.warning(f'{c.where}: outside_root: {info}; left out')
+        return False
+    if isinstance(info, ImageError):
+        counts['corrupt_image'] += 1
+        logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
+        return False
+    if (first := seen.get(info['sha256'])) is not None:
+        counts['duplicate_image'] += 1
+        logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
+        return False
+    seen[info['sha256']] = c.where
+    if min(info['width'], info['height']) < min_side:
+        counts['too_small'] += 1
+        logger.warning(f"{c.where}: too_small: {info['width']}x{info['height']} is under --min-side {min_side}; left out")
+        return False
+    if info['animated']:
+        counts['animated'] += 1
+        logger.warning(f'{c.where}: animated: only the first frame is used')
+    if why := ratio_warning(info['width'], info['height']):  # named here by its file; Stage 2 can name only a JSONL line
+        counts['odd_ratio'] += 1
+        logger.warning(f'{c.where}: odd_ratio: {why}')
+    return True
+
 # %% ../nbs/04_ingest.ipynb #i0check
 def check_candidates(
     s:Source, # Where the candidates were found: it reads them
@@ -99,32 +133,10 @@ def check_candidates(
                         lambda s: print(s, file=sys.stderr, flush=True))
     for c,info in inspected([c for c,_ in todo], lambda cands: s.inspect(cands, decode, workers), decode, memory):
         progress.tick()
-        if isinstance(info, OutsideRoot):
-            counts['outside_root'] += 1
-            logger.warning(f'{c.where}: outside_root: {info}; left out')
-            continue
-        if isinstance(info, ImageError):
-            counts['corrupt_image'] += 1
-            logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
-            continue
-        if remember is not None: remember[c.rel] = info
-        if (first := seen.get(info['sha256'])) is not None:
-            counts['duplicate_image'] += 1
-            logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
-            continue
-        seen[info['sha256']] = c.where
-        if min(info['width'], info['height']) < min_side:
-            counts['too_small'] += 1
-            logger.warning(f"{c.where}: too_small: {info['width']}x{info['height']} is under --min-side {min_side}; left out")
-            continue
-        if info['animated']:
-            counts['animated'] += 1
-            logger.warning(f'{c.where}: animated: only the first frame is used')
-        if why := ratio_warning(info['width'], info['height']):  # named here by its file; Stage 2 can name only a JSONL line
-            counts['odd_ratio'] += 1
-            logger.warning(f'{c.where}: odd_ratio: {why}')
-        recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
-                         width=info['width'], sha256=info['sha256']))
+        if remember is not None and not isinstance(info, ImageError): remember[c.rel] = info
+        if _usable(c, info, seen, min_side, counts):
+            recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
+                             width=info['width'], sha256=info['sha256']))
     return recs
 
 # %% ../nbs/04_ingest.ipynb #d146a829
