@@ -262,12 +262,16 @@ def files(self:Store)->list:
     return sorted(p[n:] for p in found if p.startswith(self.root + '/'))
 
 # %% ../nbs/00b_storage.ipynb #a1817c22
+def _check_readable(place, rel:str, max_bytes:int|None, what:str):
+    "`FileNotFoundError` naming `rel` when `place` has no such `what`, `StoreError` when it is larger than `max_bytes`."
+    i = place.info(rel)
+    if i is None: raise FileNotFoundError(f'{place.shown(rel)}: no such {what}')
+    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{place.shown(rel)}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
+
 @patch
 def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
     "The object `rel` whole; `FileNotFoundError` naming its URL when there is none, `StoreError` when it is larger than `max_bytes`."
-    i = self.info(rel)
-    if i is None: raise FileNotFoundError(f'{shown_url(self.url_of(rel))}: no such object')
-    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{shown_url(self.url_of(rel))}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
+    _check_readable(self, rel, max_bytes, 'object')
     with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
 
 # %% ../nbs/00b_storage.ipynb #9ce2b087
@@ -368,9 +372,7 @@ def files(self:Folder)->list:
 @patch
 def read_bytes(self:Folder, rel:str, max_bytes:int|None=None)->bytes:
     "The file `rel` whole; `FileNotFoundError` naming it when there is none, `StoreError` when it is larger than `max_bytes`."
-    i = self.info(rel)
-    if i is None: raise FileNotFoundError(f'{self.url_of(rel)}: no such file')
-    if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{self.url_of(rel)}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
+    _check_readable(self, rel, max_bytes, 'file')
     return (self.local/rel).read_bytes()
 
 # %% ../nbs/00b_storage.ipynb #7be340ea
