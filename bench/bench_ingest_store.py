@@ -31,7 +31,8 @@ from bench_ingest import PHOTOS, unique  # the photographs and the unique-bytes 
 from bench_ingest_truncation import phone_jpeg  # a photograph scaled to a size, as a quality-90 JPEG
 from bench_storage import moto_process
 
-from imgprep.ingest import ingest, seen_path
+from imgprep.ingest import ingest
+from imgprep.inspection import seen_path
 from imgprep.storage import Store
 
 def make_photos(n:int, size:tuple)->dict:

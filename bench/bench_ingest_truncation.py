@@ -29,7 +29,7 @@ from pathlib import Path
 
 from PIL import Image
 
-import imgprep.ingest
+import imgprep.inspection
 from imgprep.ingest import ingest
 from bench_ingest import PHOTOS, bare, unique  # the photos, the unique-bytes trick and the bare header loop of the ingest bench
 
@@ -61,13 +61,13 @@ def read_and_hash(paths:list)->float:
 
 def timed_ingest(d:Path, out:Path, workers:int, check:bool=True)->tuple:
     "Seconds and counters of an ingest of `d`, with or without the check for files cut short."
-    real = imgprep.ingest.check_whole
-    if not check: imgprep.ingest.check_whole = lambda path, data=None: None
+    real = imgprep.inspection.check_whole
+    if not check: imgprep.inspection.check_whole = lambda path, data=None: None
     try:
         t = time.perf_counter()
         c = ingest(d, out, progress_every=0, workers=workers)
         return time.perf_counter() - t, c
-    finally: imgprep.ingest.check_whole = real
+    finally: imgprep.inspection.check_whole = real
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -4,50 +4,29 @@
 
 # %% ../nbs/04_ingest.ipynb #a0ea8b4e
 from __future__ import annotations
-import argparse, codecs, csv, hashlib, io, json, math, multiprocessing, os, posixpath, re, shlex, sys, tempfile, threading, time
-from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
-from itertools import repeat
-from typing import Iterator
-from pathlib import Path, PurePosixPath
+import argparse, hashlib, json, os, re, shlex, sys
+from collections import Counter
+from pathlib import Path
 
-from fastcore.basics import chunked
-from PIL import Image
-
-from .core import (UnreadableFile, is_inside, open_regular, read_regular, ImgprepError, JSONL_NAME, Progress,
-                          atomic_write_bytes, atomic_writer, cli_parser, die_with_parent, dumps_record, exclusive_dir, fault, iter_jsonl, logger, remove_temps, run_cli, safe_key,
-                          printable, seal, shown, unseal, validate_image_id)
+from .core import (ImgprepError, JSONL_NAME, Progress, UnreadableFile, atomic_write_bytes, cli_parser, dumps_record, exclusive_dir, fault,
+                   iter_jsonl, logger, open_regular, read_regular, run_cli, validate_image_id)
 from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
 from .buckets import ratio_warning
-from .images import TAIL, ImageError, check_whole, ends_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
-from .storage import Store, is_transient, is_url, local_path, place, shown_url, store_error
+from .images import ImageError
+from .storage import local_path, open_place, shown_url
+from .captions import CAPTION_EXTS, MISSING_CAPTION, caption_from_filename, caption_tokens, local_t5_tokenizer
+from .inspection import OutsideRoot, inspected, read_seen, write_seen
+from .sources import IMAGE_EXTS, INPUT_FORMATS, SOURCES, Candidate, Source, open_source
 
 # %% auto #0
-__all__ = ['SLUG_LEN', 'ANIMATABLE', 'WHOLE_FILE_MAX', 'CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'DEFAULT_T5',
-           'IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS',
-           'OBJECT_THREADS', 'BYTES_IN_FLIGHT', 'RETRIES', 'BLOCK', 'COUNTERS', 'DATASET_COUNTERS', 'SEEN',
-           'SEEN_VERSION', 'PARALLEL_MIN', 'CHUNK', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'rel_posix',
-           'image_id_for', 'OutsideRoot', 'inspect_data', 'inspect_image', 'decode_text', 'read_caption',
-           'caption_text', 'caption_from_filename', 'estimate_tokens', 'load_tokenizer', 'caption_tokens', 'Candidate',
-           'detect_format', 'left_out', 'folder_candidates', 'csv_text', 'read_metadata', 'metadata_candidates',
-           'load_saved_dataset', 'dataset_candidates', 'split_hash', 'assign_splits', 'Source', 'folder_source',
-           'store_source', 'listed_candidates', 'object_captions', 'listed_metadata_candidates', 'inspect_object',
-           'file_token', 'remembered', 'seen_path', 'read_seen', 'write_seen', 'check_candidates', 'previous_records',
-           'carry_over', 'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found',
-           'no_val_warning', 'source_candidates', 'ingest', 'default_images_root', 'next_command', 'ingest_parser',
-           'main']
+__all__ = ['SLUG_LEN', 'COUNTERS', 'DATASET_COUNTERS', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'image_id_for',
+           'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'note_path',
+           'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'no_val_warning', 'ingest',
+           'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
 SLUG_LEN = 48
-
-def rel_posix(
-    path:str|Path, # Image file
-    root:str|Path, # The images root
-)->str:
-    "`path` relative to `root`, with `/` separators; its characters as the filesystem gives them, never normalised."
-    return PurePosixPath(*Path(os.path.relpath(path, root)).parts).as_posix()
 
 def image_id_for(
     rel_path:str, # Path relative to the images root
@@ -56,363 +35,6 @@ def image_id_for(
     p = rel_path.replace('\\', '/')
     slug = re.sub(r'[^a-z0-9]+', '_', p.lower()).strip('_')[-SLUG_LEN:].lstrip('_') or 'image'
     return validate_image_id(f"{slug}-{hashlib.sha1(p.encode('utf-8')).hexdigest()[:16]}")
-
-# %% ../nbs/04_ingest.ipynb #7fa79d7d
-ANIMATABLE = ('.gif', '.png', '.apng', '.webp')
-WHOLE_FILE_MAX = 64 << 20 # Files up to this size are read into memory once; larger ones are read in pieces
-
-class OutsideRoot(ImageError):
-    "An image whose real path (links resolved) lies outside the source folder: never read."
-
-def _read_whole(
-    path:str|Path, # A file
-    limit:int, # Largest size read into memory
-    root:str|Path|None=None, # The file's real path must lie inside this folder
-)->tuple: # (the bytes, or None when the file is larger than `limit`; their SHA-256)
-    "Every byte of `path` in one read (unbuffered, sized from `fstat`) and its hash; a file larger than `limit` is hashed in pieces, not kept."
-    fd,size = open_regular(path, root)  # a FIFO or a directory named like an image is refused, never waited on
-    with os.fdopen(fd, 'rb', buffering=0) as f:
-        if size <= limit: return (data := f.readall()), hashlib.sha256(data).hexdigest()
-        h = hashlib.sha256()
-        while b := f.read(1 << 20): h.update(b)
-        return None, h.hexdigest()
-
-def inspect_data(
-    name:str|Path, # The file or object, named in errors; a file is read again from here only when `data` is None
-    data:bytes|None, # Its bytes, whole; None for a file too large to hold
-    sha:str, # The SHA-256 of every byte
-    decode:bool=False, # As in `inspect_image`
-    ends:bool=True, # Check that a JPEG or PNG is not cut short (`check_whole`); False when `data` is only a first block
-)->dict: # sha256, width, height (as displayed), animated
-    "What ingest needs of an image whose bytes were read and hashed: header, animation and ends, parsed from those bytes."
-    w,h = image_size(name, data)
-    animated = os.path.splitext(str(name))[1].lower() in ANIMATABLE and is_animated(name, data)
-    if decode: load_rgb(name, data=data)
-    elif ends: check_whole(name, data)
-    return dict(sha256=sha, width=w, height=h, animated=animated)
-
-def inspect_image(
-    path:str|Path, # Image file
-    decode:bool=False, # Also decode every pixel (finds damage inside the pixel data; slow); without it a JPEG or PNG cut short is still found
-    root:str|Path|None=None, # The source folder: a file whose real path lies outside it raises `OutsideRoot`, unread
-)->dict: # sha256, width, height (as displayed), animated
-    "What ingest needs of an image, from one read of its bytes: SHA-256 and header; `ImageError` naming the file if it is unusable."
-    try:
-        data,sha = _read_whole(path, WHOLE_FILE_MAX, root)
-    except OSError as e: raise ImageError(f'{path}: {(e.strerror or str(e)).lower()}') from e
-    except UnreadableFile as e:
-        if e.reason == 'outside_root': raise OutsideRoot(str(e)) from None
-        raise ImageError(f"{path}: {str(e).removeprefix(f'{path}: ').lower()}") from e
-    return inspect_data(path, data, sha, decode)
-
-# %% ../nbs/04_ingest.ipynb #4047461b
-CAPTION_EXTS = ('.txt', '.caption')
-MISSING_CAPTION = ('skip', 'empty', 'filename')
-
-CAPTION_MAX = 1 << 20 # Largest caption file read, in bytes: T5 reads 77 tokens, and a link to /dev/zero must not fill the memory
-_BOMS = ((codecs.BOM_UTF32_LE, 'utf-32', 'UTF-32'), (codecs.BOM_UTF32_BE, 'utf-32', 'UTF-32'), (codecs.BOM_UTF8, 'utf-8-sig', 'UTF-8'),
-         (codecs.BOM_UTF16_LE, 'utf-16', 'UTF-16'), (codecs.BOM_UTF16_BE, 'utf-16', 'UTF-16')) # UTF-32 LE's mark starts like UTF-16 LE's
-
-def decode_text(
-    raw:bytes, # The bytes of a text file
-    path:str|Path, # The file, named in the warning
-)->str:
-    "`raw` decoded by its byte-order mark (UTF-8, UTF-16, UTF-32), else as UTF-8; undecodable bytes become U+FFFD with a warning."
-    codec,name = next(((c, n) for b,c,n in _BOMS if raw.startswith(b)), ('utf-8', 'UTF-8'))
-    try: return raw.decode(codec)
-    except UnicodeDecodeError:
-        logger.warning(f'{path}: caption is not valid {name}; undecodable bytes replaced by U+FFFD')
-        return raw.decode(codec, errors='replace')
-
-def read_caption(
-    path:str|Path, # Caption file
-    root:str|Path|None=None, # The source folder: the caption's real path must lie inside it
-)->str:
-    "The caption in `path`, decoded (see `decode_text`) and stripped; `UnreadableFile` when it may not be read or holds NUL characters."
-    return caption_text(read_regular(path, root, CAPTION_MAX), path)
-
-def caption_text(
-    raw:bytes, # The bytes of a caption file or object
-    name:str|Path, # It, named in the warning or refusal
-)->str:
-    "`raw` decoded (see `decode_text`) and stripped; `UnreadableFile` when it holds NUL characters."
-    s = decode_text(raw, name)
-    if '\x00' in s: raise UnreadableFile('nul_text', f'{name}: holds NUL characters (UTF-16 saved without a byte-order mark?); save it as UTF-8')
-    return s.strip()
-
-def caption_from_filename(
-    rel_path:str, # Image path
-)->str:
-    "The file name as a caption: stem, `_` and `-` as spaces."
-    return ' '.join(re.split(r'[_\-\s]+', PurePosixPath(rel_path).stem)).strip()
-
-# %% ../nbs/04_ingest.ipynb #dd7d8256
-DEFAULT_T5 = 'google-t5/t5-large' # `imgprep.encoders.T5_ID`, not imported: that module loads torch
-
-def estimate_tokens(
-    caption:str, # A caption
-)->int:
-    "Rough T5 token count of `caption`, end token included."
-    return math.ceil(max(1.3*len(caption.split()), len(caption)/4)) + 1
-
-def load_tokenizer(
-    t5_model:str|None=None, # Directory or hub id of a T5 model; None: the default T5, if it is in the local cache
-):
-    "The T5 tokenizer from local files only, or None when the default is not cached; `ImgprepError` if a given one cannot load."
-    if t5_model is None:
-        from huggingface_hub import try_to_load_from_cache
-        if not isinstance(try_to_load_from_cache(DEFAULT_T5, 'config.json'), str): return None # not cached: skip importing transformers
-    from transformers import AutoTokenizer
-    from transformers.utils import logging as hf_logging
-    src = t5_model or DEFAULT_T5
-    try:
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()
-        try: tok = AutoTokenizer.from_pretrained(str(src), local_files_only=True, trust_remote_code=False)
-        finally: hf_logging.set_verbosity(verbosity)
-    except (OSError, ValueError) as e:
-        if t5_model is None: return None
-        raise ImgprepError(f'--t5-model {t5_model}: no tokenizer could be loaded from local files ({str(e).splitlines()[0]})') from e
-    tok.model_max_length = 1 << 30 # we count long captions ourselves; no warning per caption
-    return tok
-
-def caption_tokens(
-    captions:list, # Captions
-    tokenizer=None, # From `load_tokenizer`, or None to estimate
-)->list: # Token counts, end token included
-    "Token count of each caption: exact with a tokenizer, else `estimate_tokens`."
-    if tokenizer is None: return [estimate_tokens(c) for c in captions]
-    return [len(ids) for ids in tokenizer(list(captions), add_special_tokens=True)['input_ids']] if captions else []
-
-# %% ../nbs/04_ingest.ipynb #763a424e
-IMAGE_EXTS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.tif', '.tiff', '.gif')
-METADATA_NAMES = ('metadata.jsonl', 'metadata.csv', 'metadata.parquet')
-DATASET_MARKERS = ('dataset_info.json', 'dataset_dict.json', 'state.json')
-INPUT_FORMATS = ('auto', 'folder', 'metadata', 'dataset')
-DATASET_IMAGES = 'ingested_images'
-
-@dataclass
-class Candidate:
-    "An image found in the source, before it is checked."
-    rel: str # Path relative to the images root (POSIX)
-    path: str|Path # The file
-    caption: str|None # None: no caption at all
-    where: str # What to name in warnings (the file, or the metadata row)
-    token: list|None = None # What changes when its bytes do (`file_token`, or an object's size and etag); None: not known yet
-
-def detect_format(
-    src:str|Path, # Source directory
-    names:dict|set|None=None, # The names under it, when it is a store's directory (its listing)
-)->str:
-    "'dataset', 'metadata' or 'folder', from what `src` holds."
-    has = (lambda m: m in names) if names is not None else (lambda m: (Path(src)/m).is_file())
-    if any(map(has, DATASET_MARKERS)): return 'dataset'
-    if any(map(has, METADATA_NAMES)): return 'metadata'
-    return 'folder'
-
-# %% ../nbs/04_ingest.ipynb #7dcb87e8
-def left_out(
-    counts:Counter, # Counters to update
-    reason:str, # The counter, also named in the warning
-    where:str|Path, # The file or row
-    why:str, # What is wrong with it
-    found:bool=True, # Also count it as `found` (an image; not a folder)
-):
-    "Count and name something left out before its image is read."
-    counts.update((reason, 'found') if found else (reason,))
-    logger.warning(f'{shown(where)}: {reason}: {why}; left out')
-
-def _enter(d:str, name:str, skip:set, root:str|Path, counts:Counter)->bool:
-    "Whether the walk goes into subfolder `name` of `d`; a bad name or a link out of `root` is counted and named."
-    p = os.path.join(d, name)
-    if name.startswith('.') or os.path.abspath(p) in skip: return False
-    if printable(name) != name: left_out(counts, 'bad_name', p, 'folder name is not valid UTF-8; rename it', found=False); return False
-    if os.path.islink(p) and not is_inside(p, root):
-        left_out(counts, 'outside_root', p, f'a link to {shown(os.path.realpath(p))}, outside {shown(root)}', found=False)
-    return True  # a link is never walked into: what it leads to inside `root` is walked under its own name
-
-def _sidecar(p:str, cap:str|None, root:str|Path, counts:Counter)->tuple: # (ok, caption or None)
-    "The caption of image `p` from its sidecar `cap`; a sidecar that may not be read is counted and named."
-    if cap is None: return True, None
-    try: return True, read_caption(cap, root if os.path.islink(cap) else None)  # the walk enters no linked folder: only a linked caption can lead out
-    except UnreadableFile as e:
-        left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'bad_caption', p, f'its caption {e}')
-        return False, None
-
-def folder_candidates(
-    src:Path, # Folder to walk
-    images_root:Path, # What relative paths are relative to
-    caption_exts:tuple=CAPTION_EXTS, # Sidecar extensions, first found wins
-    skip:tuple=(), # Directories not to enter (where ingest writes)
-    counts:Counter|None=None, # Gets `found` and `bad_name`, `bad_caption`, `outside_root` for what is left out here
-)->list:
-    "Every image file below `src` with its sidecar caption, in path order; files that cannot be used are counted and left out."
-    out,skip,counts = [],{os.path.abspath(s) for s in skip},Counter() if counts is None else counts
-    for d,dirs,files in os.walk(src):
-        dirs[:] = sorted(x for x in dirs if _enter(d, x, skip, src, counts))
-        rd,names = rel_posix(d, images_root),set(files)
-        prefix = '' if rd == '.' else rd + '/'
-        for f in sorted(files):
-            stem,ext = os.path.splitext(f)
-            if f.startswith('.') or ext.lower() not in IMAGE_EXTS: continue
-            p = os.path.join(d, f)
-            if printable(f) != f: left_out(counts, 'bad_name', p, 'file name is not valid UTF-8; rename it'); continue
-            ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
-            if ok: out.append(Candidate(prefix + f, p, caption, shown(p)))
-    return out
-
-# %% ../nbs/04_ingest.ipynb #i0jsonlrows
-class _Named(os.PathLike):
-    "A local copy of an object: opened from the copy, named by the object's URL in messages."
-    def __init__(self, local:str, name:str): self.local,self.name = local,name
-    def __fspath__(self): return self.local
-    def __str__(self): return self.name
-
-def _jsonl_rows(name:str, raw:bytes)->list:
-    "The rows of a metadata.jsonl read from a store, through `iter_jsonl` (its warnings name the object)."
-    with tempfile.NamedTemporaryFile(suffix='.jsonl') as f:
-        f.write(raw); f.flush()
-        return [r for _,r in iter_jsonl(_Named(f.name, name))]
-
-# %% ../nbs/04_ingest.ipynb #db603767
-def csv_text(
-    path:Path, # The file, named in the error
-    raw:bytes, # Its bytes
-)->str:
-    "A CSV's text, decoded by its byte-order mark (UTF-8, UTF-16, UTF-32), else as UTF-8; `ImgprepError` naming the file if that fails."
-    codec,name = next(((c, n) for b,c,n in _BOMS if raw.startswith(b)), ('utf-8', 'UTF-8'))
-    try: return raw.decode(codec)
-    except UnicodeDecodeError as e:
-        raise ImgprepError(f'{path}: not {name} text (byte {raw[e.start]:#04x} at offset {e.start}; Latin-1?); save it as UTF-8') from None
-
-def read_metadata(
-    path:Path|str, # metadata.jsonl, .csv or .parquet (or its URL, when `raw` is given)
-    root:Path|None=None, # The source folder: the file's real path must lie inside it
-    raw:bytes|None=None, # Its bytes, when already read from a store: `path` is then only named
-)->list: # One dict per row
-    "The rows of an imagefolder metadata file (a regular file inside `root`); `ImgprepError` naming it when it cannot be parsed."
-    suffix = os.path.splitext(str(path))[1]
-    if suffix == '.jsonl':
-        if raw is not None: return _jsonl_rows(str(path), raw)
-        os.close(open_regular(path, root)[0])  # refuses a FIFO or a link out before iter_jsonl opens it
-        return [r for _,r in iter_jsonl(path)]
-    if raw is None: raw = read_regular(path, root)
-    if suffix == '.csv':
-        try: return list(csv.DictReader(io.StringIO(csv_text(path, raw), newline='')))
-        except csv.Error as e: raise ImgprepError(f'{path}: not a readable CSV file ({e})') from None
-    import pyarrow as pa, pyarrow.parquet as pq
-    try: return pq.read_table(pa.BufferReader(raw)).to_pylist()
-    except (pa.ArrowException, OSError) as e: raise ImgprepError(f'{path}: not a readable Parquet file ({str(e).splitlines()[0]})') from None
-
-def metadata_candidates(
-    src:Path, # Folder holding the metadata file
-    images_root:Path, # What relative paths are relative to
-    caption_column:str='text', # Column holding the caption
-    counts:Counter=None, # Gets `bad_path`, `missing_image`
-)->list:
-    "The images a metadata file names, with their captions; rows naming no file inside `src` are counted and left out."
-    meta = next(src/m for m in METADATA_NAMES if (src/m).is_file())
-    root,out = os.path.abspath(src),[]
-    for i,row in enumerate(read_metadata(meta, src), 1):
-        fn,where = row.get('file_name'),f'{shown(meta)}:{i}'
-        p = os.path.normpath(os.path.join(root, fn)) if isinstance(fn, str) and fn.strip() else None
-        if p is None or os.path.commonpath([root, p]) != root:
-            counts.update(('found', 'bad_path'))
-            logger.warning(f'{where}: bad_path: file_name {fn!r} is not a file inside {src}; row left out')
-        elif not os.path.lexists(p):  # what it is (a FIFO, a link out) is checked when it is opened
-            counts.update(('found', 'missing_image'))
-            logger.warning(f'{where}: missing_image: {p} does not exist; row left out')
-        else:
-            cap = row.get(caption_column)
-            out.append(Candidate(rel_posix(p, images_root), Path(p), cap.strip() if isinstance(cap, str) else None, where))
-    return out
-
-# %% ../nbs/04_ingest.ipynb #fb847804
-FORMAT_EXTS = {'JPEG': '.jpg', 'MPO': '.jpg', 'PNG': '.png', 'WEBP': '.webp', 'GIF': '.gif', 'BMP': '.bmp', 'TIFF': '.tiff'}
-
-def _image_column(ds, image_column:str|None)->str:
-    from datasets import Image as HFImage
-    if image_column:
-        if image_column not in ds.features: raise ImgprepError(f'--image-column {image_column!r}: the dataset has {", ".join(ds.features)}')
-        return image_column
-    if col := next((k for k,v in ds.features.items() if isinstance(v, HFImage)), None): return col
-    raise ImgprepError(f'the dataset has no Image column ({", ".join(ds.features)}); name one with --image-column')
-
-def load_saved_dataset(
-    src:Path, # Directory written by `save_to_disk`
-    split:str|None=None, # Split of a DatasetDict; default 'train', or the only one
-):
-    "The `Dataset` saved at `src` (one split of a `DatasetDict`)."
-    from datasets import DatasetDict, load_from_disk
-    ds = load_from_disk(str(src))
-    if isinstance(ds, DatasetDict):
-        name = split or ('train' if 'train' in ds else next(iter(ds)) if len(ds) == 1 else None)
-        if name not in ds: raise ImgprepError(f'{src} has splits {", ".join(ds)}; choose one with --dataset-split')
-        ds = ds[name]
-    return ds
-
-def _cell_bytes(
-    cell:dict, # An Image cell read with `decode=False`
-    src:Path, # The dataset's folder: a cell's `path` (relative to it) must be a regular file inside it
-)->bytes:
-    "The image bytes a cell holds, or reads from its `path` under the rules of `open_regular`; `UnreadableFile` otherwise."
-    if cell.get('bytes') is not None: return cell['bytes']
-    if not isinstance(cell.get('path'), str): raise UnreadableFile('missing', 'an image cell with neither bytes nor a path')
-    return read_regular(src/cell['path'], src)
-
-# %% ../nbs/04_ingest.ipynb #i0datasetcand
-def _stored(
-    d:Path, # The `ingested_images` folder
-    data:bytes, # An image's bytes
-    ext:str, # Its extension
-    counts:Counter, # Gets `new_images` or `reused_images`
-)->Path:
-    "Where the image with bytes `data` lies under `d`, named by its SHA-256: written there atomically unless already there."
-    sha = hashlib.sha256(data).hexdigest()
-    p = d/sha[:2]/f'{sha}{ext}'
-    if p.is_file(): counts['reused_images'] += 1
-    else:
-        p.parent.mkdir(exist_ok=True)
-        atomic_write_bytes(p, data)
-        counts['new_images'] += 1
-    return p
-
-def _rows(ds, col:str, caption_column:str, src:Path, d:Path, counts:Counter)->Iterator:
-    "A `Candidate` per usable row of `ds`, its image stored under `d`; rows without a readable image are counted and named."
-    for i,row in enumerate(ds):
-        v,where = row[col] or {},f'{shown(src)}[{i}]'
-        try: data = _cell_bytes(v, src)
-        except UnreadableFile as e:
-            left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'corrupt_image', where, f'its image {e}')
-            continue
-        try:
-            with Image.open(io.BytesIO(data)) as im: ext = FORMAT_EXTS.get(im.format, f'.{(im.format or "img").lower()}')
-        except Exception as e:
-            stop_if_out_of_memory(e, where)  # not the image's fault: the run stops, no row is dropped
-            left_out(counts, 'corrupt_image', where, f'not an image PIL can read ({type(e).__name__})')
-            continue
-        p,cap = _stored(d, data, ext, counts),row[caption_column]
-        yield Candidate(rel_posix(p, d.parent), p, cap.strip() if isinstance(cap, str) else None, where)
-
-def dataset_candidates(
-    src:Path, # Directory written by `save_to_disk`
-    images_root:Path, # Images are written under `images_root/ingested_images`
-    caption_column:str='text', # Column holding the caption
-    image_column:str|None=None, # Column holding the image; default the first `Image` feature
-    split:str|None=None, # Split of a DatasetDict
-    counts:Counter=None, # Gets `corrupt_image`, `new_images`, `reused_images`
-)->list:
-    "Write each distinct image of a saved dataset once, by content hash, and return them with their captions."
-    from datasets import Image as HFImage
-    ds = load_saved_dataset(src, split)
-    col = _image_column(ds, image_column)
-    if caption_column not in ds.features: raise ImgprepError(f'--caption-column {caption_column!r}: the dataset has {", ".join(ds.features)}')
-    ds = ds.select_columns([col, caption_column]).cast_column(col, HFImage(decode=False))
-    d = images_root/DATASET_IMAGES
-    d.mkdir(parents=True, exist_ok=True)
-    with exclusive_dir(d, 'imgprep_ingest'):  # ours alone: what a killed run left half-written can go
-        for sub in os.scandir(d): remove_temps(Path(sub.path))
-        return list(_rows(ds, col, caption_column, src, d, counts))
 
 # %% ../nbs/04_ingest.ipynb #86f83aa7
 def split_hash(
@@ -437,212 +59,13 @@ def assign_splits(
         val |= set(sorted((i for i in ids if i not in val), key=split_hash)[:max(0, n-len(val))])
     return {i: 'val' if i in val else 'train' for i in ids}
 
-# %% ../nbs/04_ingest.ipynb #i0bucketsrc
-OBJECT_THREADS = 16 # Objects of a store read at once: the time is the network's, so threads rather than processes
-BYTES_IN_FLIGHT = 256 << 20 # Most bytes of objects being read at once (a larger object is read alone)
-RETRIES = 3 # Tries of a read that meets a transient error (a connection lost, a timeout) before the run stops
-BLOCK = 1 << 20 # Bytes per read of an object over `WHOLE_FILE_MAX`, which is streamed rather than held
-
-@dataclass
-class Source:
-    "Where ingest reads: a local folder, or a directory of a store with the listing of its objects."
-    src: Path|str # The folder, or the directory's URL (`shown_url`)
-    root: Path|str # The images root: every `image_path` is relative to it
-    fmt: str # 'folder', 'metadata' or 'dataset'
-    store: Store|None = None # The store, for a URL
-    listing: dict|None = None # Path relative to `src` -> `size` and `etag`, of every object under it
-
-    @property
-    def key(self)->str: return shown_url(self.root) if self.store else os.path.abspath(self.root)
-    @property
-    def prefix(self)->str: return '' if self.src == self.root else self.src[len(self.root)+1:] + '/'
-
-def folder_source(
-    src:Path, # A local folder
-    output:Path, # The output JSONL
-    images_root:str|Path|None=None, # As given to `ingest`
-    input_format:str='auto', # As given to `ingest`
-)->Source:
-    "The local folder `src`, its form and its images root; refused in one line when they cannot be used."
-    if not src.is_dir(): raise FileNotFoundError(f'{src}: no such directory; give the folder (or saved dataset) holding your images')
-    fmt = detect_format(src) if input_format == 'auto' else input_format
-    root = local_path(images_root, '--images-root', 'a local source has a local images root')
-    root = root if root is not None else (output.parent if fmt == 'dataset' else src)
-    if fmt != 'dataset' and not root.is_dir(): raise FileNotFoundError(f'{root}: --images-root does not exist')
-    if fmt != 'dataset' and os.path.commonpath([os.path.abspath(root), os.path.abspath(src)]) != os.path.abspath(root):
-        raise ImgprepError(f'{src} is not inside --images-root {root}; image paths must be relative to it')
-    return Source(src, root, fmt)
-
-def store_source(
-    src:str, # The URL of the photos' directory
-    images_root:str|None=None, # A URL prefix holding `src`; default `src`
-    input_format:str='auto', # As given to `ingest`
-    storage_options:str|dict|None=None, # See `storage.parse_options`
-)->Source:
-    "The store's directory `src` with its listing (no object read); refused in one line when it cannot be used."
-    store = Store(src, storage_options)
-    url = shown_url(store.url)
-    root = url if images_root is None else shown_url(str(images_root)).rstrip('/')
-    if not is_url(root) or not (url + '/').startswith(root + '/'):
-        raise ImgprepError(f'--images-root {shown_url(str(images_root))}: give a URL prefix holding {url}; image paths are relative to it')
-    if input_format == 'dataset': raise ImgprepError(_NO_DATASET.format(url))
-    listing = store.listing()
-    fmt = detect_format(url, listing) if input_format == 'auto' else input_format
-    if fmt == 'dataset': raise ImgprepError(_NO_DATASET.format(url))
-    return Source(url, root, fmt, store, listing)
-
-_NO_DATASET = '{}: a saved dataset is read from a local folder only; copy it down (aws s3 sync, gcloud storage rsync) and ingest that folder'
-
-# %% ../nbs/04_ingest.ipynb #i0bucketcands
-def _retried(
-    store:Store, # The store read
-    rel:str, # The object read, named in the error
-    read, # Does the reading: called again after a transient error
-):
-    "`read()`, tried `RETRIES` times with a short backoff when the error is the network's; else one line (`StoreError`, exit status 1)."
-    for i in range(RETRIES):
-        try: return read()
-        except (FileNotFoundError, ImgprepError): raise
-        except Exception as e:
-            if is_transient(e) and i < RETRIES - 1: time.sleep(0.25 * 2**i); continue
-            err = store_error(e, store.url_of(rel), store.opts)
-            err.exit_status = 1  # a failed run, not a bad argument: the same command finishes once the store answers
-            raise err from None
-
-def _get(s:Source, rel:str)->bytes:
-    "The object `rel` of `s`, whole, in one GET."
-    return _retried(s.store, rel, lambda: s.store.fs.cat_file(s.store.path_of(rel)))
-
-def _token(s:Source, rel:str)->list: return [s.listing[rel]['size'], s.listing[rel]['etag']]
-def _hidden(rel:str)->bool: return any(p.startswith('.') for p in rel.split('/'))
-
-def listed_candidates(
-    s:Source, # From `store_source`
-    caption_exts:tuple=CAPTION_EXTS, # Sidecar extensions, first found wins
-)->list: # (`Candidate` without its caption, the sidecar's path relative to `src` or None)
-    "Every image object of the listing with its sidecar caption object, by the folder's rules: hidden names skipped, first extension wins."
-    out = []
-    for rel in s.listing:
-        stem,ext = os.path.splitext(rel)
-        if _hidden(rel) or ext.lower() not in IMAGE_EXTS: continue
-        side = next((stem+e for e in caption_exts if stem+e in s.listing), None)
-        out.append((Candidate(s.prefix + rel, rel, None, shown_url(s.store.url_of(rel)), _token(s, rel)), side))
-    return out
-
-def _object_caption(s:Source, rel:str)->str|UnreadableFile:
-    "The caption in the object `rel`, or the `UnreadableFile` that says why it cannot be one."
-    name = shown_url(s.store.url_of(rel))
-    if s.listing[rel]['size'] > CAPTION_MAX: return UnreadableFile('too_large', f'{name}: over {CAPTION_MAX} bytes, not a caption')
-    try: return caption_text(_get(s, rel), name)
-    except FileNotFoundError: return UnreadableFile('missing', f'{name}: gone since it was listed')
-    except UnreadableFile as e: return e
-
-# %% ../nbs/04_ingest.ipynb #i0bucketcaps
-def object_captions(
-    s:Source, # From `store_source`
-    pairs:list, # From `listed_candidates`
-    counts:Counter, # Gets `bad_caption` (and `found`) for a caption that cannot be read as text
-    memory:dict|None=None, # What an earlier run remembered (`read_seen`): a caption object with the same token is not read again
-    remember:dict|None=None, # Gets an entry per caption object read or remembered, for `write_seen`
-)->list: # The candidates with their captions
-    "Each candidate with the caption of its sidecar object: remembered by its token, else read, `OBJECT_THREADS` at a time."
-    memory,remember = memory or {},{} if remember is None else remember
-    keys = {side: s.prefix + side for _,side in pairs if side}
-    known = {side: memory[k]['caption'] for side,k in keys.items()
-             if (e := memory.get(k)) and 'caption' in e and None not in _token(s, side) and e['token'] == _token(s, side)}
-    todo = [side for side in keys if side not in known]
-    with ThreadPoolExecutor(OBJECT_THREADS) as ex: got = dict(zip(todo, ex.map(lambda side: _object_caption(s, side), todo)))
-    out = []
-    for c,side in pairs:
-        if side is not None:
-            cap = known[side] if side in known else got[side]
-            if isinstance(cap, UnreadableFile): left_out(counts, 'bad_caption', c.where, f'its caption {cap}'); continue
-            c.caption = cap
-            remember[keys[side]] = dict(path=keys[side], token=_token(s, side), caption=cap)
-        out.append(c)
-    return out
-
-def listed_metadata_candidates(
-    s:Source, # From `store_source`, with a metadata file at the top of its listing
-    caption_column:str='text', # Column holding the caption
-    counts:Counter=None, # Gets `bad_path`, `missing_image`
-)->list:
-    "The objects a store's metadata file names, with their captions; rows naming no object under `src` are counted and left out."
-    name = next((m for m in METADATA_NAMES if m in s.listing), None)
-    if name is None: raise ImgprepError(f'{s.src}: holds none of {", ".join(METADATA_NAMES)}; drop --input-format metadata or add one')
-    url,out = shown_url(s.store.url_of(name)),[]
-    for i,row in enumerate(read_metadata(url, raw=_get(s, name)), 1):
-        fn,where = row.get('file_name'),f'{url}:{i}'
-        rel = posixpath.normpath(fn) if isinstance(fn, str) and fn.strip() else None
-        if rel is None or rel.startswith(('/', '../')) or rel in ('.', '..'):
-            counts.update(('found', 'bad_path'))
-            logger.warning(f'{where}: bad_path: file_name {fn!r} is not an object inside {s.src}; row left out')
-        elif rel not in s.listing:
-            counts.update(('found', 'missing_image'))
-            logger.warning(f'{where}: missing_image: {shown_url(s.store.url_of(rel))} does not exist; row left out')
-        else:
-            cap = row.get(caption_column)
-            out.append(Candidate(s.prefix + rel, rel, cap.strip() if isinstance(cap, str) else None, where, _token(s, rel)))
-    return out
-
-# %% ../nbs/04_ingest.ipynb #i0bucketread
-def _stream(s:Source, rel:str)->tuple: # (first block, SHA-256 of every byte, last `TAIL` bytes)
-    "Read a large object once, in blocks of `BLOCK`, keeping only its ends and its hash."
-    h,head,tail = hashlib.sha256(),b'',b''
-    with s.store.fs.open(s.store.path_of(rel), 'rb', block_size=BLOCK) as f:
-        while b := f.read(BLOCK):
-            h.update(b); head = head or b; tail = (tail + b)[-TAIL:]
-    return head, h.hexdigest(), tail
-
-def inspect_object(
-    s:Source, # From `store_source`
-    c:Candidate, # An object of its listing
-    decode:bool=False, # As in `inspect_image` (an object is then read whole whatever its size: decoding holds far more than its bytes)
-)->dict: # As `inspect_image`
-    "`inspect_image` of an object: every byte read once, in one GET (streamed in blocks over `WHOLE_FILE_MAX`), hashed and parsed."
-    name = shown_url(s.store.url_of(c.path))
-    try:
-        if decode or c.token[0] <= WHOLE_FILE_MAX:
-            data = _get(s, c.path)
-            return inspect_data(name, data, hashlib.sha256(data).hexdigest(), decode)
-        head,sha,tail = _retried(s.store, c.path, lambda: _stream(s, c.path))
-        try:
-            if ends_whole(head[:8], tail) is not False: return inspect_data(name, head, sha, ends=False)
-        except ImageError: pass
-        return inspect_data(name, _get(s, c.path), sha)  # a header past the first block, or an unusual end: the whole object decides
-    except FileNotFoundError: raise ImageError(f'{c.where}: no such object (gone since it was listed)') from None
-    except ImageError as e: raise ImageError(f'{c.where}: {str(e).removeprefix(shown(name) + ": ")}') from None
-
-def _object_one(s:Source, c:Candidate, decode:bool):
-    "`inspect_object`, its `ImageError` returned rather than raised; running out of memory is raised."
-    try: return inspect_object(s, c, decode)
-    except ImageError as e: return e
-    except MemoryError as e: stop_if_out_of_memory(e, c.where, 'reading')
-
-def _object_infos(
-    s:Source, # From `store_source`
-    cands:list, # Candidates of its listing
-    decode:bool=False, # As in `inspect_image`
-    threads:int=OBJECT_THREADS, # Objects read at once
-    max_bytes:int=BYTES_IN_FLIGHT, # Most bytes of the objects being read at once
-)->Iterator:
-    "`inspect_object` of each candidate (or its `ImageError`) in order, `threads` at a time, at most `max_bytes` in flight."
-    ex,window,held = ThreadPoolExecutor(threads),deque(),0
-    try:
-        for c in cands:
-            while window and (len(window) >= 2*threads or held + c.token[0] > max_bytes):
-                f,n = window.popleft(); held -= n
-                yield f.result()
-            window.append((ex.submit(_object_one, s, c, decode), c.token[0])); held += c.token[0]
-        while window: yield window.popleft()[0].result()
-    finally: ex.shutdown(cancel_futures=True)  # stopped early (the store gone, Ctrl-C): reads not yet started are dropped
-
 # %% ../nbs/04_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'odd_ratio', 'long_caption', 'empty_caption', 'caption_from_filename',
             'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name')
 DATASET_COUNTERS = ('new_images', 'reused_images') # Images written to, or found in, `ingested_images`: shown for a saved dataset only
 
+# %% ../nbs/04_ingest.ipynb #b844eb33
 def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     "The caption to use, or None when the candidate is left out."
     if c.caption: return c.caption
@@ -653,137 +76,50 @@ def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
     return '' if policy == 'empty' else caption_from_filename(c.rel)
 
-# %% ../nbs/04_ingest.ipynb #i0seen
-SEEN = '.seen.ingest.json' # Suffix of the file beside the output that remembers what inspecting each image found
-SEEN_VERSION = 2 # Of that file; 2: it ends with its `core.seal`
-_IMAGE_ENTRY = {'path': str, 'token': list, 'sha256': str, 'width': int, 'height': int, 'animated': bool, 'decoded': bool}
-_CAPTION_ENTRY = {'path': str, 'token': list, 'caption': str}
-
-def file_token(
-    path:str|Path, # A file
-)->list|None: # None when it cannot be read
-    "What changes whenever the file is written: size, modification and change times (ns), inode, as git's index keeps them."
-    try: st = os.stat(path)
-    except OSError: return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-def remembered(
-    entry:dict|None, # What an earlier run found for this path (`read_seen`)
-    token:list|None, # The path's token now
-    decode:bool=False, # This run decodes every image
-)->dict|None:
-    "`entry` when it was found from the same bytes (same token, nothing unknown in it) and, for `decode`, by a full decode; else None."
-    if entry is None or 'sha256' not in entry or token is None or None in token or entry['token'] != token: return None
-    return entry if entry['decoded'] or not decode else None
-
-def seen_path(output:str|Path)->Path: return Path(output).with_name(Path(output).name + SEEN)
-
-def _fits(e)->bool:
-    "Whether `e` is an entry as `write_seen` writes them (types exact: a bool is not an int here)."
-    kind = _CAPTION_ENTRY if isinstance(e, dict) and 'caption' in e else _IMAGE_ENTRY
-    return isinstance(e, dict) and e.keys() == kind.keys() and all(type(e[k]) is t for k,t in kind.items())
-
-# %% ../nbs/04_ingest.ipynb #i0seenrw
-def _seen_lines(
-    p:Path, # The remembered-inspections file
-    source:str, # As for `read_seen`
-)->tuple: # (the entries, or None; why not)
-    "The entries of `p` when it is sealed, ours, of `source` and well formed; else None and what is wrong with it."
-    try: lines = unseal(read_regular(p))
-    except (UnreadableFile, OSError) as e: return None, f'cannot be read ({e})'
-    if lines is None: return None, 'edited, cut short or not written by imgprep_ingest (its checksum does not match)'
-    head,entries = lines[0],lines[1:]
-    if not isinstance(head, dict) or head.get('version') != SEEN_VERSION: return None, 'not written by this imgprep_ingest'
-    if head.get('source') != source: return None, f"made from another source ({printable(str(head.get('source')))})"
-    if not all(map(_fits, entries)): return None, 'holds entries of another form'
-    return entries, ''
-
-def read_seen(
-    output:str|Path, # The output JSONL
-    source:str, # The images root it was made from (`Source.key`)
-)->dict: # path -> entry
-    "What the last run over `source` remembered beside `output`; nothing when there is none, and nothing (with one warning) when it is edited, foreign or of another source."
-    p = seen_path(output)
-    if not os.path.lexists(p): return {}
-    entries,why = _seen_lines(p, source)
-    if entries is None:
-        logger.warning(f'{shown(p)}: {why}; ignored: every image is read again')
-        return {}
-    return {e['path']: e for e in entries}
-
-def write_seen(
-    output:str|Path, # The output JSONL, already written
-    source:str, # As for `read_seen`
-    entries:dict, # path -> entry, of this run
-)->Path:
-    "Remember `entries` beside `output`: atomically, after the output, and only when they change."
-    lines = [{'source': source, 'version': SEEN_VERSION}, *(entries[k] for k in sorted(entries))]
-    line = lambda o: json.dumps(o, sort_keys=True).encode('ascii') + b'\n'  # escapes survive any name
-    p,body = seen_path(output),b''.join(map(line, lines))
-    data = body + line(seal(hashlib.sha256(body), len(lines) - 1))
-    try: same = read_regular(p) == data
-    except (UnreadableFile, OSError): same = False
-    if not same: atomic_write_bytes(p, data)
-    return p
-
-# %% ../nbs/04_ingest.ipynb #i0inspect
-PARALLEL_MIN = 256 # Fewer images than this are read in this process: starting workers would cost more
-CHUNK = 64 # Images per task sent to a worker process
-
-def _inspect_chunk(
-    paths:list, # Image files
-    decode:bool, # As in `inspect_image`
-    root:str|None=None, # As in `inspect_image`
-)->list: # Per path: the info dict, or the `ImageError`
-    "`inspect_image` of each path, with errors returned rather than raised (what a worker process runs); running out of memory is raised."
-    out = []
-    for p in paths:
-        try: out.append(inspect_image(p, decode, root))
-        except ImageError as e: out.append(e)
-        except MemoryError as e: stop_if_out_of_memory(e, p)  # reading or hashing a large file: the run stops, nothing is dropped
-    return out
-
-def _infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterator:
-    "The result of `_inspect_chunk` for each path, in order, read here or by `workers` forked processes."
-    if workers <= 1 or len(paths) < PARALLEL_MIN or not sys.platform.startswith('linux'):
-        for p in paths: yield from _inspect_chunk([p], decode, root)
-        return
-    main = threading.current_thread() is threading.main_thread()  # the parent-death signal follows the thread that forks
-    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(), main))
-    try:
-        for res in ex.map(_inspect_chunk, chunked(paths, CHUNK), repeat(decode), repeat(root)): yield from res
-    finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
-
-def _inspected(
-    cands:list, # `Candidate`s
-    decode:bool, # As in `inspect_image`
-    workers:int, # Processes reading files
-    root:str|None=None, # As in `inspect_image`
-    source:Source|None=None, # A store's source: its objects are read by `_object_infos`
-    memory:dict|None=None, # What an earlier run found (`read_seen`): a path whose token is the same is not read again
-)->Iterator:
-    "`(candidate, entry or ImageError)` in order: remembered for an unchanged path, else read (files by `workers` processes, objects by threads)."
-    memory,store = memory or {},source is not None and source.store is not None
-    if not store:
-        for c in cands: c.token = file_token(c.path)
-    known = [remembered(memory.get(c.rel), c.token, decode) for c in cands]
-    todo = [c for c,k in zip(cands, known) if k is None]
-    fresh = _object_infos(source, todo, decode) if store else _infos([str(c.path) for c in todo], decode, workers, root)
-    for c,k in zip(cands, known):
-        info = k if k is not None else next(fresh)
-        yield c, info if k is not None or isinstance(info, ImageError) else dict(path=c.rel, token=c.token, **info, decoded=decode)
+# %% ../nbs/04_ingest.ipynb #9700047c
+def _usable(
+    c:Candidate, # A candidate, in path order
+    info:dict|ImageError, # Its inspection (`inspection.inspected`)
+    seen:dict, # SHA-256 -> the name of the image kept with those bytes; gets `c`'s when it is kept
+    min_side:int, # As given to `ingest`
+    counts:Counter, # Gets the counter of what leaves `c` out, or of what it is kept with
+)->bool:
+    "Whether `c` makes a record; what leaves it out, or is worth a warning, is counted and named."
+    if isinstance(info, OutsideRoot):
+        counts['outside_root'] += 1
+        logger.warning(f'{c.where}: outside_root: {info}; left out')
+        return False
+    if isinstance(info, ImageError):
+        counts['corrupt_image'] += 1
+        logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
+        return False
+    if (first := seen.get(info['sha256'])) is not None:
+        counts['duplicate_image'] += 1
+        logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
+        return False
+    seen[info['sha256']] = c.where
+    if min(info['width'], info['height']) < min_side:
+        counts['too_small'] += 1
+        logger.warning(f"{c.where}: too_small: {info['width']}x{info['height']} is under --min-side {min_side}; left out")
+        return False
+    if info['animated']:
+        counts['animated'] += 1
+        logger.warning(f'{c.where}: animated: only the first frame is used')
+    if why := ratio_warning(info['width'], info['height']):  # named here by its file; Stage 2 can name only a JSONL line
+        counts['odd_ratio'] += 1
+        logger.warning(f'{c.where}: odd_ratio: {why}')
+    return True
 
 # %% ../nbs/04_ingest.ipynb #i0check
 def check_candidates(
-    cands:list, # `Candidate`s
+    s:Source, # Where the candidates were found: it reads them
+    cands:list, # `Candidate`s, from `s.candidates`
     counts:Counter, # Counters to update
     missing_caption:str='skip', # 'skip', 'empty' or 'filename'
     min_side:int=256, # Shorter side below this: left out (0: keep all)
     decode:bool=False, # Decode every image fully
     progress_every:int=1000, # Progress line to stderr every this many images (0: never)
     workers:int=2, # Processes reading images (1: this process)
-    root:str|Path|None=None, # The source folder: an image whose real path lies outside it is counted `outside_root`, unread
-    source:Source|None=None, # A store's source, whose objects are read in threads
     memory:dict|None=None, # What an earlier run found (`read_seen`): unchanged paths are not read again
     remember:dict|None=None, # Gets an entry per image inspected without error, for `write_seen`
 )->list: # Stage 1 records without `split`, in path order
@@ -795,34 +131,12 @@ def check_candidates(
     caps = dict((id(c), cap) for c,cap in todo)
     progress = Progress(progress_every, lambda: f'progress: {progress.n} images read, {len(recs)} kept',
                         lambda s: print(s, file=sys.stderr, flush=True))
-    for c,info in _inspected([c for c,_ in todo], decode, workers, None if root is None else str(root), source, memory):
+    for c,info in inspected([c for c,_ in todo], lambda cands: s.inspect(cands, decode, workers), decode, memory):
         progress.tick()
-        if isinstance(info, OutsideRoot):
-            counts['outside_root'] += 1
-            logger.warning(f'{c.where}: outside_root: {info}; left out')
-            continue
-        if isinstance(info, ImageError):
-            counts['corrupt_image'] += 1
-            logger.warning(f"{c.where}: corrupt_image: {str(info).removeprefix(f'{c.where}: ')}; left out")
-            continue
-        if remember is not None: remember[c.rel] = info
-        if (first := seen.get(info['sha256'])) is not None:
-            counts['duplicate_image'] += 1
-            logger.warning(f'{c.where}: duplicate_image: same bytes as {first}; left out')
-            continue
-        seen[info['sha256']] = c.where
-        if min(info['width'], info['height']) < min_side:
-            counts['too_small'] += 1
-            logger.warning(f"{c.where}: too_small: {info['width']}x{info['height']} is under --min-side {min_side}; left out")
-            continue
-        if info['animated']:
-            counts['animated'] += 1
-            logger.warning(f'{c.where}: animated: only the first frame is used')
-        if why := ratio_warning(info['width'], info['height']):  # named here by its file; Stage 2 can name only a JSONL line
-            counts['odd_ratio'] += 1
-            logger.warning(f'{c.where}: odd_ratio: {why}')
-        recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
-                         width=info['width'], sha256=info['sha256']))
+        if remember is not None and not isinstance(info, ImageError): remember[c.rel] = info
+        if _usable(c, info, seen, min_side, counts):
+            recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
+                             width=info['width'], sha256=info['sha256']))
     return recs
 
 # %% ../nbs/04_ingest.ipynb #d146a829
@@ -843,38 +157,58 @@ def carry_over(
     # the arrays are still on disk: Stage 2 compares what they were made from with the new caption and photo, and remakes exactly the changed ones
     return {**rec, MADE_FROM: prev[MADE_FROM]} if type(prev.get(MADE_FROM)) is dict else rec
 
-def _named(r:dict, root:Path|str)->str: return f"{root}/{r['image_path']}" if is_url(root) else shown(root/r['image_path'])
-
-def _flag_changed(recs:list, prev:dict, counts:Counter, root:Path):
+# %% ../nbs/04_ingest.ipynb #14f0596b
+def _flag_changed(recs:list, prev:dict, counts:Counter, s:Source):
     "Count and name the images whose bytes changed under the same path since the earlier output."
     for r in recs:
         if (p := prev.get(r['image_id'])) is not None and p.get('sha256') not in (None, r['sha256']):
             counts['changed_image'] += 1
-            logger.warning(f"{_named(r, root)}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
+            logger.warning(f"{s.named(r['image_path'])}: changed_image: other bytes than when last ingested; imgprep_stage2 makes its image arrays again")
 
+# %% ../nbs/04_ingest.ipynb #c271f3a7
 NEAR_LIMIT = 52 # An estimate from here on may be on either side of the 77 tokens: its caption is counted in the estimate's warning
 
-def _flag_long(recs:list, tokenizer, counts:Counter, root:Path):
+def _flag_long(recs:list, tokenizer, counts:Counter, s:Source):
     "Count and name the captions over T5's 77 tokens; without a tokenizer, say once that the count is an estimate."
     ns = caption_tokens([r['caption'] for r in recs], tokenizer)
     how = 'T5 tokens' if tokenizer else 'T5 tokens by estimate'
     for r,n in zip(recs, ns):
         if n > T5_MASK_LEN:
             counts['long_caption'] += 1
-            logger.warning(f"{_named(r, root)}: long_caption: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+            logger.warning(f"{s.named(r['image_path'])}: long_caption: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
     if tokenizer is None and (near := sum(n >= NEAR_LIMIT for n in ns)):
         logger.warning(f"long_caption={counts['long_caption']} is an estimate (no T5 tokenizer at hand): {near} captions are estimated at "
                        f"{NEAR_LIMIT} tokens or more, where Stage 2 may cut more or fewer; give --t5-model (the T5 Stage 2 uses) to count exactly")
 
-def _unique_ids(recs:list, counts:Counter, root:Path)->list:
+# %% ../nbs/04_ingest.ipynb #2ccc3292
+def _unique_ids(recs:list, counts:Counter, s:Source)->list:
     "Drop (and count) any record whose id another already has, ignoring case: astronomically rare, but checked."
     seen,out = {},[]
     for r in recs:
         k = r['image_id'].lower()
         if k in seen:
             counts['id_collision'] += 1
-            logger.warning(f"{_named(r, root)}: id_collision: image_id {r['image_id']} is also {_named(seen[k], root)}'s; left out")
+            logger.warning(f"{s.named(r['image_path'])}: id_collision: image_id {r['image_id']} is also {s.named(seen[k]['image_path'])}'s; left out")
         else: seen[k] = r; out.append(r)
+    return out
+
+# %% ../nbs/04_ingest.ipynb #f1e9f966
+def _records_out(
+    recs:list, # This run's records, checked
+    prev:dict, # The earlier output's records (`previous_records`)
+    val_count:int|None, val_fraction:float|None, # As given to `ingest`
+    counts:Counter, # Gets `written`, `train`, `val`, `stage2_kept`, `changed_image`
+    s:Source, # Their source, to name a changed image
+)->list:
+    "The records to write, in order: each with its `split`, and `carry_over` of the earlier output's record."
+    splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
+                           {k: r.get('split') for k,r in prev.items()})
+    for r in recs: r['split'] = splits[r['image_id']]
+    out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
+    _flag_changed(recs, prev, counts, s)
+    counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
+    counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
+    counts['train'] = len(recs) - counts['val']
     return out
 
 # %% ../nbs/04_ingest.ipynb #eebf89fe
@@ -898,29 +232,29 @@ def is_ingest_output(
     except ValueError: return False
     return isinstance(rec, dict) and isinstance(rec.get('image_id'), str) and isinstance(rec.get('image_path'), str)
 
+# %% ../nbs/04_ingest.ipynb #5a9e93bb
 def check_output(
     output:Path, # The output JSONL
-    src:Path|str, # The source folder (or URL)
+    s:Source, # The source it is made from
 ):
     "Refuse an `output` that exists and is not an earlier ingest output: a source photo, the source's metadata file, any other file."
     if not os.path.lexists(output): return
-    meta = not is_url(src) and output.parent.resolve() == Path(src).resolve() and output.name in METADATA_NAMES
-    if meta or not is_ingest_output(output):
+    if s.is_own_metadata(output) or not is_ingest_output(output):
         raise ImgprepError(f'--output {output} exists and is not an imgprep_ingest output; ingest replaces no other file: choose another --output')
 
 # %% ../nbs/04_ingest.ipynb #i0note
 def write_note(
     output:Path, # The output JSONL
-    images_root:Path|str, # Its images root (a URL for photos in a store)
+    images_root:str, # Its images root as recorded (`Source.key`): an absolute path, or a URL without its credentials
 )->Path:
-    "Record `images_root`, absolute (a URL without its credentials), beside `output` (atomically, only when it changes), so Stage 2 finds the images."
-    root = shown_url(images_root) if is_url(images_root) else os.path.abspath(images_root)
-    p,data = note_path(output),(json.dumps({'images_root': root}) + '\n').encode('ascii')  # escapes survive any folder name
+    "Record `images_root` beside `output` (atomically, only when it changes), so Stage 2 finds the images."
+    p,data = note_path(output),(json.dumps({'images_root': images_root}) + '\n').encode('ascii')  # escapes survive any folder name
     try: same = read_regular(p, max_bytes=len(data)) == data
     except UnreadableFile: same = False
     if not same: atomic_write_bytes(p, data)
     return p
 
+# %% ../nbs/04_ingest.ipynb #c6973384
 def nothing_found(
     src:Path, # The source folder
     fmt:str, # Its form
@@ -939,6 +273,7 @@ def no_val_warning(
     return (f'--val-fraction {val_fraction} held out no image of {written} (each is val with probability {val_fraction}, by its id): '
             f'imgprep_shard --split val will have nothing to write; give --val-count 1 (or more) instead')
 
+# %% ../nbs/04_ingest.ipynb #ddc9aa45
 def _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side):
     "Refuse unusable flag values, naming the flag."
     if input_format not in INPUT_FORMATS: raise ImgprepError(f'--input-format {input_format!r}: choose from {", ".join(INPUT_FORMATS)}')
@@ -949,21 +284,20 @@ def _check_flags(input_format, missing_caption, val_count, val_fraction, workers
     if workers < 1: raise ImgprepError(f'--workers {workers}: must be at least 1')
     if min_side < 0: raise ImgprepError(f'--min-side {min_side}: must be 0 or more')
 
-# %% ../nbs/04_ingest.ipynb #i0sourcecands
-def source_candidates(
-    s:Source, # From `folder_source` or `store_source`
-    caption_exts:tuple, caption_column:str, image_column:str|None, dataset_split:str|None, # As given to `ingest`
-    counts:Counter, # Counters to update
-    memory:dict, # What an earlier run remembered (`read_seen`)
-    remember:dict, # Gets what this run reads of the store's caption objects
-)->list:
-    "The candidates of `s`, in its form: found in the folder or in the listing, or written out of a saved dataset."
-    if s.store is not None:
-        if s.fmt == 'metadata': return listed_metadata_candidates(s, caption_column, counts)
-        return object_captions(s, listed_candidates(s, caption_exts), counts, memory, remember)
-    if s.fmt == 'folder': return folder_candidates(s.src, s.root, caption_exts, skip=(s.root/DATASET_IMAGES,), counts=counts)
-    if s.fmt == 'metadata': return metadata_candidates(s.src, s.root, caption_column, counts)
-    return dataset_candidates(s.src, s.root, caption_column, image_column, dataset_split, counts)
+# %% ../nbs/04_ingest.ipynb #8fa9d58c
+def _write(
+    output:Path, # The output JSONL
+    recs:list, # The records to write (`_records_out`)
+    s:Source, # Their source: its `key` is recorded
+    remember:dict, # What this run inspected and read, for `write_seen`
+)->bool: # Whether the output was already those bytes
+    "Write the output (when its bytes change), the note of its images root and what was remembered, in that order."
+    data = b''.join(dumps_record(r) for r in recs)
+    unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
+    if not unchanged and recs: atomic_write_bytes(output, data)
+    if recs: write_note(output, s.key)
+    if remember: write_seen(output, s.key, remember)
+    return unchanged
 
 # %% ../nbs/04_ingest.ipynb #i0ingest
 def ingest(
@@ -988,33 +322,19 @@ def ingest(
     "Write the Stage 1 JSONL of the images in `src`, with a deterministic train/val split; idempotent."
     output = local_path(output, '--output', 'write the JSONL on this machine; the photos may stay where they are')
     _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side)
-    src = place(src, 'SRC')  # file:// is a folder; a URL that cannot serve is one line here
-    s = store_source(src, images_root, input_format, storage_options) if is_url(src) else folder_source(Path(src), output, images_root, input_format)
-    check_output(output, s.src)
+    s = open_source(open_place(src, 'SRC', storage_options), output, images_root, input_format, caption_exts=tuple(caption_exts),
+                    caption_column=caption_column, image_column=image_column, dataset_split=dataset_split)
+    check_output(output, s)
     output.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder (the Stage 2 base, too)
         fault('ingest')  # tests hold a run here, lock taken (`core.fault`)
         counts,memory,remember = Counter(dict.fromkeys(COUNTERS, 0)),read_seen(output, s.key),{}
-        cands = source_candidates(s, tuple(caption_exts), caption_column, image_column, dataset_split, counts, memory, remember)
-        tokenizer = load_tokenizer(t5_model) if cands else None
-        recs = _unique_ids(check_candidates(cands, counts, missing_caption, min_side, decode, progress_every, workers,
-                                            None if s.store else s.root if s.fmt == 'dataset' else s.src, s, memory, remember), counts, s.root)
-        if not counts['found']: logger.warning(nothing_found(s.src, s.fmt))
-        _flag_long(recs, tokenizer, counts, s.root)
-        prev = previous_records(output)
-        splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
-                               {k: r.get('split') for k,r in prev.items()})
-        for r in recs: r['split'] = splits[r['image_id']]
-        out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
-        _flag_changed(recs, prev, counts, s.root)
-        counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
-        data = b''.join(dumps_record(r) for r in out)
-        unchanged = output.is_file() and output.stat().st_size == len(data) and output.read_bytes() == data
-        if not unchanged and recs: atomic_write_bytes(output, data)
-        if recs: write_note(output, s.root)
-        if remember: write_seen(output, s.key, remember)  # after the output: what it remembers was used there
-        counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
-        counts['train'] = len(recs) - counts['val']
+        cands = s.candidates(counts, memory, remember)
+        tokenizer = local_t5_tokenizer(t5_model) if cands else None
+        recs = _unique_ids(check_candidates(s, cands, counts, missing_caption, min_side, decode, progress_every, workers, memory, remember), counts, s)
+        if not counts['found']: logger.warning(nothing_found(s.place.shown(), s.fmt))
+        _flag_long(recs, tokenizer, counts, s)
+        unchanged = _write(output, _records_out(recs, previous_records(output), val_count, val_fraction, counts, s), s, remember)
         if why := no_val_warning(val_fraction, len(recs), counts['val']): logger.warning(why)
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
@@ -1024,12 +344,11 @@ def default_images_root(
     src:str|Path, # The source given to `ingest`
     output:str|Path, # The output JSONL
     input_format:str='auto', # As given to `ingest`
+    storage_options:str|dict|None=None, # As given to `ingest`
 )->Path|str:
     "Where `image_path`s start when `--images-root` is not given: `src` (a URL without its credentials), or for a saved dataset the output's directory."
-    src = place(src, 'SRC')
-    if is_url(src): return shown_url(src).rstrip('/')
-    fmt = detect_format(src) if input_format == 'auto' else input_format
-    return Path(output).parent if fmt == 'dataset' else Path(src)
+    place = open_place(src, 'SRC', storage_options)
+    return SOURCES[type(place)].default_root(place, Path(output), input_format)
 
 def next_command(
     output:str|Path, # The Stage 1 JSONL written
@@ -1038,6 +357,7 @@ def next_command(
     "The line that tells the user what to run next."
     return f'next: imgprep_stage2 --jsonl {shlex.quote(str(output))} --images-root {shlex.quote(shown_url(str(images_root)))}'
 
+# %% ../nbs/04_ingest.ipynb #b7cf513b
 def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
     return cli_parser(ingest, 'imgprep_ingest', positional=('src',),
@@ -1053,6 +373,7 @@ def main(
     exts = a['caption_exts']
     a['caption_exts'] = tuple(e if e.startswith('.') else f'.{e}' for e in exts) if exts else CAPTION_EXTS
     run_cli('imgprep_ingest', ingest, failed=lambda c: c['written'] == 0, **a)
-    print(next_command(a['output'], a['images_root'] or default_images_root(a['src'], a['output'], a['input_format'])), flush=True)
+    root = a['images_root'] or default_images_root(a['src'], a['output'], a['input_format'], a['storage_options'])
+    print(next_command(a['output'], root), flush=True)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.ingest`, not a notebook run
