@@ -189,6 +189,7 @@ class Stage2Run:
     placement:Placement = field(default_factory=Placement) # Engine, device, workers, GPUs and threads of the encode step
     storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
     recheck:tuple = () # Kinds whose arrays on disk are made again and compared, whatever their records say (`--recheck`)
+    gpu_decode:bool = False # JPEGs decoded on the GPU for the kinds that can prepare them there (`--gpu-decode`)
 
     def computes(self, kind:str)->bool: return kind in self.passes
     def option(self, kind:str, name:str): return kind_of(kind).run_options(self.options)[name]
@@ -316,14 +317,19 @@ def stage2_run(
     where:Placement|None=None, # From `pool.placement`
     storage_options:str|dict|None=None, # `--storage-options` for a URL images root (None: `$IMGPREP_STORAGE_OPTIONS`)
     recheck:str|list|None=None, # `--recheck`: kinds whose arrays are made again and compared
+    gpu_decode:bool=False, # `--gpu-decode`: refused here where the local engine has no CUDA GPU (another engine's workers check their own)
     **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
 )->Stage2Run:
     "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
     kinds = with_resolutions(parse_kinds(kinds), resolutions)
     opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
     root = str(images_root).rstrip('/') if is_url(str(images_root)) else Path(images_root).absolute()
+    if gpu_decode and (where or Placement()).engine == 'local':
+        from imgprep.batches import check_gpu_decode  # torch is imported only for it: a run without the flag answers without torch
+        check_gpu_decode((where or Placement()).device)
     return Stage2Run(lay, kinds, parse_passes(passes, kinds), root, run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
-                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds))
+                     parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds),
+                     gpu_decode)
 
 def rechecked_kinds(
     recheck:str|list|None, # `--recheck`: kind names, comma-separated (`vae` names the VAE at every resolution)
