@@ -60,6 +60,18 @@ def problems(p:Path, chapter:bool)->list:
             out.append(f'{p}: cell {i} ends in a value but keeps no output; run python .ci/store_outputs.py {p}')
     return out
 
+def export_sizes(paths:list)->list:
+    "Lines of every export cell of the chapters among `paths`."
+    return [len(source(c).split('\n')) for p in paths if p.parent.name != 'tests' for c in json.loads(p.read_text())['cells']
+            if c['cell_type'] == 'code' and re.match(r'#\|\s*export', source(c))]
+
+def size_report(sizes:list)->str:
+    "The median export cell, and how many sit near the cap: a cell is one idea, and most ideas are short."
+    if not sizes: return 'no export cells'
+    s = sorted(sizes)
+    median = s[len(s)//2] if len(s) % 2 else (s[len(s)//2 - 1] + s[len(s)//2])/2
+    return f'{len(s)} export cells: median {median:g} lines, {sum(n > 30 for n in s)} over 30, {sum(n >= 50 for n in s)} at 50-{MAX_EXPORT}'
+
 MD_LINK = re.compile(r'\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)')
 
 def readme_problems(
@@ -84,4 +96,5 @@ if __name__ == '__main__':
         cfg = configparser.ConfigParser(); cfg.read(root/'settings.ini')
         bad += readme_problems(root/'README.md', cfg['DEFAULT']['doc_host'].rstrip('/') + cfg['DEFAULT']['doc_baseurl'])
     print('\n'.join(bad) or f'check_cells: {len(paths)} notebooks teach: short export cells, results kept, links that resolve; README.md links work from a clone')
+    print(f'check_cells: {size_report(export_sizes([p.resolve() for p in paths]))}')
     sys.exit(1 if bad else 0)

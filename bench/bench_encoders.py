@@ -15,7 +15,8 @@ import torch
 
 from imgprep.core import atomic_save_npy, iter_jsonl
 from imgprep.batches import default_workers, encode_captions, encode_image_files
-from imgprep.encoders import DinoV3Encoder, FluxVaeEncoder, T5Encoder
+from imgprep.encoders import DinoV3Encoder, FluxVaeEncoder
+from imgprep.text_encoders import T5Encoder
 from imgprep.models import pick_device
 from imgprep.testing import make_image, random_caption
 from imgprep.tiny_models import DINOV3_PREPROCESSOR, full_size_configs, random_model, t5_tokenizer, tiny_configs

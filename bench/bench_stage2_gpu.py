@@ -15,7 +15,8 @@ import torch
 
 import imgprep.stage2 as S
 import imgprep.encoders as E
-from imgprep.encoders import FluxVaeEncoder, T5Encoder
+from imgprep.encoders import FluxVaeEncoder
+from imgprep.text_encoders import T5Encoder
 from imgprep.models import pick_device
 from imgprep.testing import make_stage1, random_caption
 from imgprep.tiny_models import full_size_configs, random_model, t5_tokenizer, tiny_configs

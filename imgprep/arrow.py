@@ -26,7 +26,7 @@ from .storage import Store, is_url, shown_url
 from .encoders import DINOV3_ID, DinoV3Encoder
 from .models import pick_device, pick_dtype, to_storage
 from .images import load_rgb
-from .pool import FAULT_ENV, Workers, open_workers, placement
+from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, parse_part, part_lock, part_name
 
 # %% auto #0

@@ -18,12 +18,12 @@ from fastcore.basics import patch
 from functools import partial
 from torch.utils.data._utils import signal_handling
 
-from .core import ImgprepError, fault, logger, one_line
+from .core import FAULT_ENV, ImgprepError, fault, fault_value, logger, one_line
 from .kinds import kind_of
-from .images import ImageMemoryError, gpu_jpeg, load_rgb, named, stop_if_out_of_memory
+from .images import ImageMemoryError, gpu_jpeg, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 from .pool import RunFailed, die_with_parent
-from .storage import StoreError, filesystem, is_url, store_error
+from .storage import StoreError, filesystem, is_url, shown_place, store_error
 
 # %% auto #0
 __all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'FETCH_AHEAD', 'FETCH_BYTES', 'FETCH_TRIES', 'GPU_DECODE_PIXELS',
@@ -48,16 +48,18 @@ class ImageBatch:
         if self.pixels is not None: self.pixels = self.pixels.pin_memory()
         return self
 
+# %% ../nbs/06_batches.ipynb #fe273e91
 def release_freed_memory():
     "Hand the memory this process has freed back to the OS (glibc's `malloc_trim`; nothing where there is no glibc)."
     try: ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError): pass
 
-
+# %% ../nbs/06_batches.ipynb #aa704a74
 def _file_error(path, e:Exception)->str:
     msg = str(e) if isinstance(e, ImgprepError) else f'{type(e).__name__}: {e}'
-    return msg if named(path) in msg or str(path) in msg else f'{named(path)}: {msg}'
+    return msg if shown_place(path) in msg or str(path) in msg else f'{shown_place(path)}: {msg}'
 
+# %% ../nbs/06_batches.ipynb #d5b78e7b
 MAX_BATCH_PIXELS = 16*2**20  # pixels in one batch: a 12 MP photo is a batch of one, 1 MP images batch up
 
 DECODE_LOG_ENV = 'IMGPREP_DECODE_LOG' # test hook: a file that gets one line per image decoded, from every process
@@ -122,6 +124,7 @@ def batch_len(self:ImageFiles, shape:tuple)->int:
     "Samples of `shape` in a full batch: `batch_size`, fewer when they would pass `max_batch_pixels`, at least one."
     return max(1, min(self.batch_size, self.max_batch_pixels//(shape[-2]*shape[-1])))
 
+# %% ../nbs/06_batches.ipynb #09ac333c
 @patch
 def draft_size(self:ImageFiles, kinds:tuple)->tuple|None:
     "The smallest (width, height) every one of `kinds` can use, when all can use a reduced decode; else None (full size)."
@@ -138,7 +141,7 @@ def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
     try:
         img = load_rgb(self.paths[i], draft=self.draft_size(kinds), data=data)
         _note_decode(self.paths[i])
-        fault('decode')  # test hook: a decoder killed (IMGPREP_STAGE2_FAULT=decode:n:KILL)
+        fault('decode')  # test hook: a decoder killed (IMGPREP_FAULT=decode:n:KILL)
     except ImageMemoryError: raise  # not the file's fault: the run stops rather than count a good image as corrupt
     except Exception as e: return [(None, _file_error(self.paths[i], e))]  # one bad file must not stop the others
     out = []
@@ -151,6 +154,7 @@ def _load(self:ImageFiles, i:int, data:bytes|str|None=None)->list:
     release_freed_memory()  # the decoder's buffers: a worker keeps its pixels, not the peak of its last decode
     return out
 
+# %% ../nbs/06_batches.ipynb #697b488a
 @patch
 def fetched(self:ImageFiles, indices:Iterable)->Iterator:
     "(index, the bytes of its object, a message, or None for a local file): the objects of URL paths read ahead, in this process's own filesystem."
@@ -175,6 +179,7 @@ class StoreDown(StoreError, RunFailed):
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('StoreDown: ', 1)[-1])
 
+# %% ../nbs/06_batches.ipynb #928b49ba
 _PROBLEMS = ((': refused: ', 'encode_failed'), (': no such object', 'missing_image'), (': access denied', 'unreadable_image'))
 
 def image_problem(
@@ -183,6 +188,7 @@ def image_problem(
     "The counter of a file the encode step could not use: `missing_image`, `unreadable_image`, `encode_failed`, else `corrupt_image`."
     return next((c for m,c in _PROBLEMS if m in msg), 'corrupt_image')
 
+# %% ../nbs/06_batches.ipynb #4ea3fb5c
 def fetch_object(
     fs, # The fsspec filesystem of this process
     url:str, # The object's URL
@@ -192,7 +198,7 @@ def fetch_object(
 )->bytes|str: # The bytes, or the message of a missing or refused object (`image_problem` names its counter)
     "The bytes of the object at `url`; `StoreDown` when the store fails every try for a reason that is not the object's."
     for t in range(tries):
-        fault('fetch')  # test hook: IMGPREP_STAGE2_FAULT=fetch:n:STOP stops this process at its n-th fetch
+        fault('fetch')  # test hook: IMGPREP_FAULT=fetch:n:STOP stops this process at its n-th fetch
         try: return fs.cat_file(fs._strip_protocol(url))
         except Exception as e: err = e
         if isinstance(err, FileNotFoundError) and 'bucket' not in str(err).lower() or isinstance(err, PermissionError) or 'AccessDenied' in str(err):
@@ -238,6 +244,7 @@ def host_copy(
         return host
     return wait
 
+# %% ../nbs/06_batches.ipynb #f592b9bd
 def overlapped(
     batches:Iterable, # Batches, in order
     start:Callable, # batch -> state: starts the batch on the device without waiting for it
@@ -253,17 +260,18 @@ def overlapped(
 
 # %% ../nbs/06_batches.ipynb #ba15oom
 def oom_fault_tries(
-    n:int|None=None, # Tries that fail; None: `IMGPREP_OOM_FAULT` from the environment, else 0
+    n:int|None=None, # Tries that fail; None: `IMGPREP_FAULT=oom:N` from the environment, else 0
 )->int:
     "How many of the tries of each batch (whole, one at a time, tiled) raise an injected CUDA out-of-memory error."
-    if n is None: n = os.environ.get('IMGPREP_OOM_FAULT') or 0
+    if n is None: n = fault_value('oom') or 0
     try: return int(n)
-    except ValueError: raise ImgprepError(f'IMGPREP_OOM_FAULT={n!r} is not a number of tries') from None
+    except ValueError: raise ImgprepError(f'{FAULT_ENV}=oom:{n} is not a number of tries') from None
 
+# %% ../nbs/06_batches.ipynb #7cad8ce7
 def _attempt(encoder:Encoder, pixels:torch.Tensor, level:int, fault:int, tiled:bool=None)->tuple|None:
     "(wait for the output, tiled) of one try, or None when CUDA ran out of memory (counted, cache freed)."
     try:
-        if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: IMGPREP_OOM_FAULT={fault})')
+        if level < fault: raise torch.cuda.OutOfMemoryError(f'CUDA out of memory (injected: {FAULT_ENV}=oom:{fault})')
         out = encoder.launch(pixels) if tiled is None else encoder.launch(pixels, tiled=tiled)
         return host_copy(out), encoder.will_tile(pixels, tiled)
     except torch.cuda.OutOfMemoryError as e: why = one_line(e, typed=False)
@@ -273,6 +281,7 @@ def _attempt(encoder:Encoder, pixels:torch.Tensor, level:int, fault:int, tiled:b
     if encoder.device.type == 'cuda': torch.cuda.empty_cache()
     return None
 
+# %% ../nbs/06_batches.ipynb #80237c18
 def launch_recovering(
     encoder:Encoder, # An image encoder
     pixels:torch.Tensor, # (B, 3, H, W), one shape
@@ -292,6 +301,7 @@ def _decoder_started(parent:int, by_signal:bool, worker_id:int):
     "`worker_init_fn` of the decoders: each dies with the process that started it."
     die_with_parent(parent, by_signal)
 
+# %% ../nbs/06_batches.ipynb #74505a49
 def start_workers(
     loader:torch.utils.data.DataLoader, # A loader with worker processes (or none)
 )->Iterator:
@@ -302,6 +312,7 @@ def start_workers(
     try: return iter(loader)
     finally: gc.unfreeze()
 
+# %% ../nbs/06_batches.ipynb #8bf9415c
 def decoded(
     batches:Iterator, # What `start_workers` returned
 )->Iterator:
@@ -318,6 +329,7 @@ def decoded(
         raise RunFailed(f'an image decoding process died ({how}{", killed" if any(w.exitcode == -9 for w in dead) else ""}); '
                         'run the same command again to resume') from None
 
+# %% ../nbs/06_batches.ipynb #f4d18927
 def default_workers()->int:
     "DataLoader workers to use by default: up to 8, leaving a core for the main process."
     return max(0, min(8, (os.cpu_count() or 1) - 1))
@@ -327,6 +339,8 @@ GPU_DECODE_PIXELS = 256*2**20 # most pixels decoded in one call on the GPU: 21 p
 GPU_DECODE_MEAN_LEVELS = 1.5 # most mean absolute difference, in steps of 255, between a photo decoded on the GPU and by the CPU path
 GPU_DECODE_LEVELS = 4 # most absolute difference at any pixel of DINOv3's 224x224 input, in steps of 255, between the two
 
+
+# %% ../nbs/06_batches.ipynb #bagpu02b
 def check_gpu_decode(
     device:str|torch.device='auto', # The device the encoders run on
 ):
@@ -339,6 +353,7 @@ def check_gpu_decode(
     except Exception as e:
         raise ImgprepError(f'--gpu-decode needs torchvision built for torch {torch.__version__} (pip install torchvision): {one_line(e)}') from None
 
+# %% ../nbs/06_batches.ipynb #bagpu02c
 def decode_jpegs(
     datas:list, # JPEG bytes, each a 1-d uint8 CPU tensor
     device:torch.device, # A CUDA device
@@ -357,11 +372,13 @@ def oriented(
             6: lambda: torch.rot90(x, -1, (-2, -1)), 7: lambda: x.transpose(-2, -1).flip(-2, -1), 8: lambda: torch.rot90(x, 1, (-2, -1))}
     return turn[orientation]() if orientation in turn else x
 
-# %% ../nbs/06_batches.ipynb #bagpu06
+# %% ../nbs/06_batches.ipynb #bagpu06a
 def _decoded_alone(data:torch.Tensor, device:torch.device)->torch.Tensor|None:
+    "One JPEG decoded on `device`; None when the GPU fails it."
     try: return decode_jpegs([data], device)[0]
     except RuntimeError: return None
 
+# %% ../nbs/06_batches.ipynb #bagpu06
 def gpu_decoded(
     jpegs:list, # [(index, bytes as a 1-d uint8 tensor, (width, height, orientation))]: `ImageBatch.jpegs`
     device:torch.device, # Where to decode
@@ -388,6 +405,7 @@ def _for_gpu(self:ImageFiles, i:int, data:bytes|str|None)->tuple:
     except OSError: return None, None  # the CPU path names the problem
     return (None if isinstance(hdr := gpu_jpeg(data), str) else (i, torch.frombuffer(bytearray(data), dtype=torch.uint8), hdr)), data
 
+# %% ../nbs/06_batches.ipynb #bagpu09b
 @patch
 def on_gpu(self:ImageFiles,
            b:ImageBatch, # JPEGs a worker handed over undecoded
@@ -406,6 +424,7 @@ def on_gpu(self:ImageFiles,
             except Exception as e: done.append((i, k, _file_error(self.paths[i], e)))
     return self.grouped(done)
 
+# %% ../nbs/06_batches.ipynb #bagpu09c
 @patch
 def grouped(self:ImageFiles,
             done:list, # [(index, kind or None, (pixels, info) or an error message)]
@@ -427,7 +446,7 @@ def encode_images(
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
     window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
-    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
+    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_FAULT=oom:N`, else 0)
     options:dict|None=None, # kind -> options of its encoder's `preparer` (the VAE's `resolution`); default: none
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when every kind it is wanted for needs less than its full size
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
@@ -460,7 +479,7 @@ def encode_images(
             no_fit = f'CUDA out of memory even one image at a time{" and tiled" if enc.can_tile else ""}'
             checked = enc.check(output()) if output else [(None, no_fit)]*n
             for (i,info),(arr,why) in zip(islice(samples, n), checked):
-                out = {**info, 'tiled': tiled} if arr is not None else f'{named(paths[i])}: refused: {why}'
+                out = {**info, 'tiled': tiled} if arr is not None else f'{shown_place(paths[i])}: refused: {why}'
                 if arr is None: logger.warning(f'{b.kind}: {out}')
                 yield i, b.kind, arr, out
     yield from overlapped(decoded(start_workers(loader)), start, finish)
@@ -473,7 +492,7 @@ def encode_image_files(
     num_workers:int=None, # DataLoader worker processes; 0 decodes in this process; None: `default_workers()`
     max_batch_pixels:int=MAX_BATCH_PIXELS, # Most pixels in one batch; a larger image is a batch of one
     window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
-    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_OOM_FAULT`, else 0)
+    oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_FAULT=oom:N`, else 0)
     reduced_decode:bool=False, # See `encode_images`
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
     gpu_decode:bool=False, # See `encode_images`

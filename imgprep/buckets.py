@@ -23,6 +23,7 @@ def bucket_name(
     "`(832, 1216)` -> `'832x1216'` (width x height)."
     return f'{bucket[0]}x{bucket[1]}'
 
+# %% ../nbs/01_buckets.ipynb #c20c2e4e
 BUCKET_NAMES = [bucket_name(b) for b in BUCKETS]
 
 def parse_bucket(
@@ -55,6 +56,7 @@ def ratio_warning(
     lo,hi = RATIO_RANGE
     if not lo <= r <= hi: return f'aspect ratio {r:.3f} ({width}x{height}) is outside [{lo}, {hi}]; much of it will be cropped'
 
+# %% ../nbs/01_buckets.ipynb #09d62ac1
 def bucket_for(
     width:int, # Oriented width
     height:int, # Oriented height
@@ -77,6 +79,7 @@ def cover_crop_box(
     x0,y0 = (width-cw)/2, (height-ch)/2
     return tuple(round(v, 3) for v in (x0, y0, x0+cw, y0+ch))
 
+# %% ../nbs/01_buckets.ipynb #aefad0c4
 def resize_to_bucket(
     img:Image.Image, # RGB image (already oriented)
     bucket:tuple|str, # Target (width, height) or name

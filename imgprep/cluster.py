@@ -4,22 +4,22 @@
 
 # %% ../nbs/05b_cluster.ipynb #r0imports
 from __future__ import annotations
-import fcntl, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
+import argparse, hashlib, logging, os, pickle, re, shutil, signal, socket, sys, tempfile, warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, atomic_write_json, cli_parser, logger, one_line, run_cli
+from .core import ImgprepError, atomic_write_json, cli_parser, fault, flocked, lock_taken, logger, one_line, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
-from .storage import Store, is_url
+from .storage import Folder, Store, open_place
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'FAULT_ENV', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered',
-           'start_ray', 'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_name',
-           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_main']
+__all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
+           'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_of', 'part_name',
+           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_parser', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -33,6 +33,7 @@ def import_ray():
         raise ImgprepError(f'--ray needs Ray, which is not installed: {RAY_HINT}') from None
     return ray
 
+# %% ../nbs/05b_cluster.ipynb #04bf04af
 def _resolved(address:str)->str:
     "HOST:PORT of the cluster `address` names: for auto, the one running here as Ray finds it ('' when there is none)."
     if address != 'auto': return address.split('://')[-1]
@@ -40,10 +41,12 @@ def _resolved(address:str)->str:
     try: return canonicalize_bootstrap_address('auto') or ''
     except Exception: return ''  # Ray's own join says why
 
+# %% ../nbs/05b_cluster.ipynb #c11d4531
 def _loopback(address:str)->dict:
     "A cluster of this machine alone listens on the loopback address (as `--ray local` starts one): a driver joining it must too."
     return dict(_node_ip_address='127.0.0.1') if _resolved(address).split(':')[0] in ('127.0.0.1', 'localhost') else {}
 
+# %% ../nbs/05b_cluster.ipynb #dbc22356
 def unanswered(
     address:str, # HOST:PORT or auto
     timeout:float=CONNECT_TIMEOUT, # Seconds to wait for the connection
@@ -68,6 +71,7 @@ def _stop_started():
             try: os.kill(int(d.name), signal.SIGKILL)
             except OSError: pass
 
+# %% ../nbs/05b_cluster.ipynb #2e4e6fe2
 def start_ray(
     address:str, # 'local' (a cluster on this machine for this run), 'auto' (the running cluster) or HOST:PORT
     temp_dir:str|Path|None=None, # For 'local': the directory of the cluster's sockets, session and logs (default: a new one, left to the caller)
@@ -101,6 +105,7 @@ def _fd(f)->int|None:
     try: return f.fileno()
     except (AttributeError, OSError, ValueError): return None
 
+# %% ../nbs/05b_cluster.ipynb #2325a845
 class OutputTo:
     "Inside the block, what this process writes to its standard output and error goes to `path`, imgprep's own lines excepted."
     def __init__(self, path:str|Path): self.path = Path(path)
@@ -135,12 +140,11 @@ class OutputTo:
         for fd,saved in zip((1, 2), self.saved): os.dup2(saved, fd); os.close(saved)
 
 # %% ../nbs/05b_cluster.ipynb #r0actorcode
-FAULT_ENV = 'IMGPREP_RAY_FAULT'
-
 def _metadata(spec)->dict:
     import torch
     return spec.worker('cuda' if torch.cuda.is_available() else 'cpu').metadata()
 
+# %% ../nbs/05b_cluster.ipynb #aae849b7
 class RayActor:
     "A Ray Data actor: one loaded worker of `spec`, doing the pickled tasks of each batch."
     def __init__(self, spec, kinds:tuple=()):
@@ -148,9 +152,7 @@ class RayActor:
         adopt_kinds(kinds)  # the driver's kinds, those registered at run time included
         self.worker = spec.worker('cuda' if torch.cuda.is_available() else 'cpu')  # Ray gives a GPU actor its own GPU as cuda:0
     def __call__(self, batch:dict)->dict:
-        if (marker := os.environ.get(FAULT_ENV)) and not os.path.exists(marker):
-            open(marker, 'w').close()
-            os._exit(1)
+        if fault('task') == 'EXIT': os._exit(1)
         return {'index': batch['index'], 'result': [pickle.dumps(self.worker(pickle.loads(t))) for t in batch['task']]}
 
 # %% ../nbs/05b_cluster.ipynb #r0workerscode
@@ -220,6 +222,7 @@ def metadata(self:RayWorkers)->dict:
         except Exception as e: raise self._failed(e) from None
     return self._metadata
 
+# %% ../nbs/05b_cluster.ipynb #3d351266
 def ray_workers(
     spec, # Picklable; has `worker(device)`
     placement:Placement, # Its `address`: the cluster to join (default: auto, the running one)
@@ -236,6 +239,7 @@ def _failed(self:RayWorkers, e:Exception)->ImgprepError:
     return RunFailed(f"the Ray job failed ({type(e).__name__}: {one_line(e, typed=False)[:200]}); run the same command again to finish it "
                      f"(Ray's output: {self.log})")
 
+# %% ../nbs/05b_cluster.ipynb #9fa17f27
 @patch
 def _run(self:RayWorkers, tasks:list)->Iterator:
     "One Ray Data execution over `tasks`: each task a block, each actor one task at a time; whatever fails, one `ImgprepError`."
@@ -262,6 +266,7 @@ def _slurm_vars(spec:str, names:tuple, env)->list:
                            '(sbatch --array=0-3 ...), or give --part I/N')
     return [int(env[n]) for n in names]
 
+# %% ../nbs/05b_cluster.ipynb #0c0ddd76
 def slurm_part(
     spec:str='slurm', # 'slurm': the array is the parts; 'slurm/N': N parts, the task's id its part
     env:dict|None=None, # The environment (default: this process's)
@@ -281,6 +286,7 @@ def slurm_part(
                            'submit N tasks in a row (--array=0-3), or give --part slurm/N, whose array ids are the parts')
     return i-lo, n
 
+# %% ../nbs/05b_cluster.ipynb #ccb82342
 def parse_part(
     spec:str|None, # 'I/N' such as '0/4', or 'slurm' or 'slurm/N' in a Slurm job array (`slurm_part`); None: the whole run
     env:dict|None=None, # The environment `slurm` reads (default: this process's)
@@ -293,6 +299,14 @@ def parse_part(
     if not (n >= 1 and 0 <= i < n): raise ImgprepError(f'--part {spec!r}: give I/N with 0 <= I < N, such as 0/4, or slurm in a Slurm job array')
     return i,n
 
+# %% ../nbs/05b_cluster.ipynb #5724029f
+def part_of(
+    image_id:str, # An image_id
+    parts:int, # How many parts
+)->int: # 0 .. parts-1
+    "The part an image_id belongs to: its SHA-1's first 8 bytes, modulo `parts`."
+    return int.from_bytes(hashlib.sha1(image_id.encode('utf-8', 'surrogatepass')).digest()[:8], 'big') % parts
+
 # %% ../nbs/05b_cluster.ipynb #sl0markcode
 PARTS_DIR = '.imgprep_parts' # the parts' locks and done markers: in the Stage 2 tree, or the Arrow tool's output folder
 
@@ -300,6 +314,7 @@ def part_name(part:tuple)->str:
     "The file name of part (I, N), without its suffix: `part-I-of-N`."
     return f'part-{part[0]}-of-{part[1]}'
 
+# %% ../nbs/05b_cluster.ipynb #756b02a6
 @contextmanager
 def part_lock(
     d:Path, # The folder the parts share
@@ -307,14 +322,11 @@ def part_lock(
 ):
     "Hold `part` of the run in `d` for the block (`ImgprepError` when it runs already), its done marker removed until it finishes again."
     (d/PARTS_DIR).mkdir(parents=True, exist_ok=True)
-    fd = os.open(d/PARTS_DIR/f'{part_name(part)}.lock', os.O_RDONLY | os.O_CREAT, 0o644)
-    try:
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise ImgprepError(f'{d}: part {part[0]}/{part[1]} is already running') from None
+    with flocked(d/PARTS_DIR/f'{part_name(part)}.lock', lambda: f'{d}: part {part[0]}/{part[1]} is already running'):
         (d/PARTS_DIR/f'{part_name(part)}.done').unlink(missing_ok=True)
         yield
-    finally: os.close(fd)
 
+# %% ../nbs/05b_cluster.ipynb #517b0ca9
 def mark_done(
     d:Path, # The folder the parts share
     part:tuple, # (I, N)
@@ -338,19 +350,11 @@ def array_ranges(
 # %% ../nbs/05b_cluster.ipynb #sl0status
 _PART_FILE = re.compile(r'part-(\d+)-of-(\d+)\.(done|lock)')
 
-def _part_files(tree:str|Path, storage_options:str|None)->list:
-    "The names of the files in `tree`'s parts folder (in a store: the objects under it)."
-    if is_url(str(tree)): return [r.split('/', 1)[1] for r in Store(str(tree), storage_options).files() if r.startswith(PARTS_DIR + '/')]
-    return os.listdir(Path(tree)/PARTS_DIR) if (Path(tree)/PARTS_DIR).is_dir() else []
+def _held(parts:Folder|Store, name:str)->bool:
+    "Is the lock file `name` in the parts folder held by a running part? (Locks live on a filesystem: in a store, none is.)"
+    return parts.local is not None and lock_taken(parts.local/name)
 
-def _held(p:Path)->bool:
-    "Is the lock file `p` held by a running part?"
-    fd = os.open(p, os.O_RDONLY)
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError: return True
-    finally: os.close(fd)
-    return False
-
+# %% ../nbs/05b_cluster.ipynb #7b656f01
 def parts_status(
     tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/
     parts:int|None=None, # N, the parts of the run (default: read from the files the parts left)
@@ -358,7 +362,8 @@ def parts_status(
 )->dict: # `parts`, `done`, `running`, `unfinished`; the parts of each as array expressions; `array`, those to submit again
     "Which parts of an N-part run in `tree` are done, which run, which are unfinished, and the `--array=` that runs the unfinished again."
     found = {}
-    for m in filter(None, map(_PART_FILE.fullmatch, _part_files(tree, storage_options))): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
+    place = open_place(tree, 'tree', storage_options).child(PARTS_DIR)
+    for m in filter(None, map(_PART_FILE.fullmatch, place.files())): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
     if parts is None and len(found) != 1:
         raise ImgprepError(f'{tree}: no part has left a file in {PARTS_DIR}/ (none has started, or a run without --part finished them); give --parts N'
                            if not found else f"{tree}: parts of {' and of '.join(map(str, sorted(found)))} left files in {PARTS_DIR}/; give --parts N")
@@ -366,7 +371,7 @@ def parts_status(
     if n < 1: raise ImgprepError(f'--parts {n}: give the number of parts, 1 or more')
     left = {i: found.get(n, {}).get(i, set()) for i in range(n)}
     done = [i for i,f in left.items() if 'done' in f]
-    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and not is_url(str(tree)) and _held(Path(tree)/PARTS_DIR/f'{part_name((i, n))}.lock')]
+    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and _held(place, f'{part_name((i, n))}.lock')]
     unfinished = [i for i in left if i not in done]
     return dict(parts=n, done=len(done), running=len(running), unfinished=len(unfinished), done_parts=array_ranges(done),
                 running_parts=array_ranges(running), unfinished_parts=array_ranges(unfinished), array=array_ranges(set(unfinished) - set(running)))
@@ -383,9 +388,15 @@ def parts_report(
     if not s['unfinished']: out.append(f'all parts done: a run without --part finishes the run')
     return '\n'.join(out)
 
+# %% ../nbs/05b_cluster.ipynb #e16960e3
+def parts_parser()->argparse.ArgumentParser:
+    "The flags of `imgprep_parts`: `parts_status`'s parameters, the tree without a flag."
+    return cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N'))
+
+# %% ../nbs/05b_cluster.ipynb #54e39766
 def parts_main(argv:list|None=None):
     "Command line entry point of `imgprep_parts`: exit 0 when every part is done, 1 otherwise."
-    args = cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N')).parse_args(argv)
+    args = parts_parser().parse_args(argv)
     def status(**kw):
         s = parts_status(**kw)
         print(parts_report(s, kw['tree']), flush=True)

@@ -24,7 +24,10 @@ __all__ = ['SAMPLE', 'ORPHANS_DIR', 'journal_path', 'backup_path', 'dropped_path
 
 # %% ../nbs/06c_commit.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
+
 def backup_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.stage1.backup')
+
+# %% ../nbs/06c_commit.ipynb #559e0cac
 def dropped_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.dropped.jsonl')
 
 SAMPLE = 1<<16 # bytes at each end of the journaled prefix whose digest tells an append from a rewrite
@@ -39,12 +42,14 @@ def _prefix_digest(path:Path, size:int)->str:
             h.update(f.read(SAMPLE))
     return h.hexdigest()
 
+# %% ../nbs/06c_commit.ipynb #0a81ad55
 def _identity(path:Path, prefix:bool=False)->dict:
     "What tells one version of a file from another: a replaced file has a new inode; with `prefix`, a digest of its ends too."
     st = os.stat(path)
     ident = dict(source=str(Path(path).absolute()), dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
     return {**ident, 'prefix': _prefix_digest(path, st.st_size)} if prefix else ident
 
+# %% ../nbs/06c_commit.ipynb #745a09f3
 class Journal:
     "Entries for the lines of `source`, appended to `path` and flushed chunk by chunk."
     def __init__(self,
@@ -73,6 +78,7 @@ class Journal:
             except OSError: pass  # the first error is the one to report
             raise _named(e, self.path)
 
+# %% ../nbs/06c_commit.ipynb #f405894b
 def _named(e:OSError, path:Path)->OSError:
     "`e`, naming `path` if it names no file (a full disk while writing to an open file)."
     if e.filename is None: e.filename = str(path)
@@ -90,6 +96,7 @@ def _entries(f)->Iterator:
         last = e['line']
         yield e
 
+# %% ../nbs/06c_commit.ipynb #a3a04b05
 def _header(f)->dict|None:
     "The header of an open journal, or None if a kill tore it."
     raw = f.readline()
@@ -110,6 +117,7 @@ def _merged_into(journal:Path)->set:
         if isinstance(m, dict) and isinstance(m.get('merging'), list): marks.append(tuple(m['merging']))
     return set(marks)
 
+# %% ../nbs/06c_commit.ipynb #cd44d80a
 def _applies(head:dict|None, journal:Path)->str:
     "'yes' when the journal's source is the very file it was written against, or that file with lines appended; else why not."
     if head is None: return 'torn'
@@ -136,6 +144,7 @@ def _changes(entries:Iterator, drop:bool=True)->bool:
         n = e['line']
     return False
 
+# %% ../nbs/06c_commit.ipynb #12568cad
 def _finished(journal:Path)->bool:
     "Whether the run that wrote `journal` read its whole source: its end marker is there."
     with open(journal, 'rb') as f:
@@ -183,6 +192,7 @@ def _copy_tail(s, out):
         last = chunk[-1:]
     if last != b'\n': out.write(b'\n')
 
+# %% ../nbs/06c_commit.ipynb #b06886cf
 def _write_merged(src:Path, entries:Iterator, dst:Path, journal:Path, drop:bool=True):
     "Stream `src` with `entries` applied into `dst`, keeping the lines left out in `dropped_path(dst)`; atomically, the dropped lines first."
     e,end = next(entries, None),None
@@ -252,6 +262,7 @@ def tiled_latents(
         for _,r in iter_jsonl(p): state[r.get('image_id')] = r.get('tiled') is True
     return {k for k,v in state.items() if v}
 
+# %% ../nbs/06c_commit.ipynb #8e4ac0c4
 def fold_notes(
     lay:Stage2Layout, # The tree (its lock held)
 )->dict: # kind -> how many of its arrays are tiled now
@@ -281,6 +292,7 @@ def array_header(
     except (OSError, ValueError): return None
     return shape, dtype
 
+# %% ../nbs/06c_commit.ipynb #36c7cea3
 def other_settings(
     lay:Stage2Layout, # The tree
     kind:str, # A kind whose array of the record is on disk
@@ -309,6 +321,7 @@ def _moved(
     src.unlink()
     return True
 
+# %% ../nbs/06c_commit.ipynb #14f64b47
 def set_aside(
     lay:Stage2Layout, # The tree
     kind:str, # A kind
@@ -332,6 +345,7 @@ def _first_named(run:Planner)->Iterator:
             if kinds := [k for k in run.kinds if iid in run.have[k] and k not in named]:
                 yield {**rec, 'image_id': iid, 'aspect_bucket': assign_bucket(rec['width'], rec['height'])}, kinds
 
+# %% ../nbs/06c_commit.ipynb #1e3bc17d
 def refuse_other_settings(
     run:Planner, # The run, before it plans; a `--part` run commits nothing and is not checked
 ):

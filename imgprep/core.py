@@ -4,10 +4,9 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import argparse, codecs, ctypes, errno, fcntl, hashlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
+import argparse, codecs, ctypes, errno, fcntl, hashlib, importlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator
 
@@ -22,8 +21,9 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'safe_key', 'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
            'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
            'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
-           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'exclusive_dir',
-           'fault', 'die_with_parent', 'os_error_line', 'run_cli', 'cli_parser']
+           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock',
+           'flocked', 'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'os_error_line',
+           'run_cli', 'cli_parser', 'comma_list', 'resolved']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -32,12 +32,14 @@ class ImgprepError(Exception):
 class ImageIdError(ImgprepError, ValueError):
     "An image_id that is empty, or would escape its directory, or cannot be a file name."
 
+# %% ../nbs/00_core.ipynb #0185bd63
 class KeyCollisionError(ImgprepError, ValueError):
     "Two image_ids that map to the same WebDataset key."
 
 class DiskSpaceError(ImgprepError, OSError):
     "Less free disk than the run was told to keep."
 
+# %% ../nbs/00_core.ipynb #db0560fb
 class UnreadableFile(ImgprepError):
     "A path that may not be read: missing, unreadable, not a regular file, outside its root, or too large."
     def __init__(self, reason:str, msg:str): super().__init__(msg); self.reason = reason
@@ -83,6 +85,7 @@ def format_duration(
     s = int(round(s))
     return f'{s}s' if s < 60 else f'{s//60}m{s%60:02d}s' if s < 3600 else f'{s//3600}h{s%3600//60:02d}m'
 
+# %% ../nbs/00_core.ipynb #85f38c94
 class Progress:
     "Report `describe()` with the rate (and time left) every `every` ticks and every `seconds`, or as a tqdm bar on a terminal."
     def __init__(self,
@@ -129,6 +132,7 @@ class Progress:
         "Close the bar, if there is one."
         if self.bar is not None: self.bar.close()
 
+# %% ../nbs/00_core.ipynb #e6420b6d
 def _tqdm(**kw):
     from tqdm.auto import tqdm  # imported only where a bar is wanted
     return tqdm(**kw)
@@ -151,6 +155,7 @@ def validate_image_id(
         raise ImageIdError(f'image_id {image_id[:40]!r}... has {n} bytes; at most {ID_MAX_BYTES} fit a file name with the temporary suffix')
     return image_id
 
+# %% ../nbs/00_core.ipynb #f69101d3
 def image_id_from_path(
     image_path:str|Path, # Path of the image, as stored in the JSONL
 )->str:
@@ -169,6 +174,7 @@ def safe_key(
     digest = hashlib.sha1(image_id.encode('utf-8')).hexdigest()[:10]
     return f"{image_id.replace('.', '_')}-{digest}"
 
+# %% ../nbs/00_core.ipynb #9e017e29
 def safe_keys(
     image_ids:Iterable[str], # image_ids that will share a tar or a dataset
 )->dict: # key -> image_id
@@ -203,12 +209,14 @@ def is_temp_name(
     "True for the temporaries `atomic_writer` creates."
     return name.startswith('.') and name.endswith('.tmp')
 
+# %% ../nbs/00_core.ipynb #b4fafa80
 def temp_path(
     path:Path, # The final file name
 )->Path:
     "A fresh temporary name beside `path`, at most `TEMP_EXTRA` bytes longer than its name."
     return path.with_name(f'.{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp')
 
+# %% ../nbs/00_core.ipynb #a165b6aa
 def remove_temps(
     d:Path, # Directory to clean
 )->int: # How many temporaries were removed
@@ -218,6 +226,7 @@ def remove_temps(
         if is_temp_name(e.name): Path(e.path).unlink(missing_ok=True); n += 1
     return n
 
+# %% ../nbs/00_core.ipynb #a66010f2
 @contextmanager
 def atomic_writer(
     path:str|Path, # Final file name
@@ -242,6 +251,7 @@ def atomic_writer(
         if isinstance(e, OSError): raise with_errno(_naming(e, path, tmp)) from None
         raise
 
+# %% ../nbs/00_core.ipynb #2713f51d
 def _naming(e:OSError, path:Path, tmp:Path)->OSError:
     "Name the final file, not its temporary, in an error about writing it (a disk full, a read-only folder)."
     if e.filename in (None, str(tmp)): e.filename = str(path)
@@ -256,6 +266,7 @@ def atomic_write_bytes(
     with atomic_writer(path) as f: f.write(data)
     return Path(path)
 
+# %% ../nbs/00_core.ipynb #9af69a3c
 def atomic_write_json(
     path:str|Path, # Final file name
     obj, # Anything `json.dumps` accepts
@@ -264,6 +275,7 @@ def atomic_write_json(
     "Write `obj` as JSON (UTF-8, keys in insertion order) to `path` atomically."
     return atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False)+'\n').encode('utf-8'))
 
+# %% ../nbs/00_core.ipynb #caed3b8a
 def atomic_save_npy(
     path:str|Path, # Final file name
     arr:np.ndarray, # Array of a non-object dtype
@@ -272,6 +284,7 @@ def atomic_save_npy(
     with atomic_writer(path) as f: np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
     return Path(path)
 
+# %% ../nbs/00_core.ipynb #51118e89
 def atomic_copy(
     src:str|Path, # File to copy
     dst:str|Path, # Final file name of the copy
@@ -289,6 +302,7 @@ def seal(
     "The last line of a sealed file, as a dict to write in the file's own JSON style."
     return dict(rows=rows, sha256=h.hexdigest())
 
+# %% ../nbs/00_core.ipynb #43e10491
 def unseal(
     raw:bytes, # The whole file
 )->list|None: # Every line above the seal, parsed, the header first
@@ -308,6 +322,7 @@ def is_inside(
     real,top = os.path.realpath(path),os.path.realpath(root)
     return os.path.commonpath([real, top]) == top
 
+# %% ../nbs/00_core.ipynb #dc46d90e
 def printable(
     name:str, # A file name or path, possibly not valid UTF-8 (a name from another system's disk)
 )->str:
@@ -316,6 +331,7 @@ def printable(
     except UnicodeEncodeError: return repr(os.fsencode(name))
     return name
 
+# %% ../nbs/00_core.ipynb #a55e6801
 def shown(
     path:str|Path, # A path
 )->str:
@@ -346,6 +362,7 @@ def open_regular(
     os.close(fd)
     raise UnreadableFile(*why)
 
+# %% ../nbs/00_core.ipynb #73896f78
 def read_regular(
     path:str|Path, # File to read
     root:str|Path|None=None, # See `open_regular`
@@ -393,6 +410,7 @@ def too_deep(
     if np.count_nonzero((np.frombuffer(raw, np.uint8) | 0x20) == ord('{')) <= limit: return False # `[` is `{` less bit 5
     return nests_deeper(rec, limit)
 
+# %% ../nbs/00_core.ipynb #7eebe23e
 def nests_deeper(
     value, # A parsed JSON value
     limit:int=MAX_JSON_DEPTH, # Deepest nesting allowed
@@ -405,6 +423,7 @@ def nests_deeper(
         stack.extend((v, d+1) for v in (o.values() if isinstance(o, dict) else o) if isinstance(v, (dict, list)))
     return False
 
+# %% ../nbs/00_core.ipynb #e2cc8e24
 def iter_jsonl(
     path:str|Path, # JSONL file
     counts:Counter|None=None, # Incremented: `malformed_lines`, `blank_lines`
@@ -427,6 +446,7 @@ def iter_jsonl(
                 continue
             yield i, rec
 
+# %% ../nbs/00_core.ipynb #2ce49aca
 def dumps_record(
     rec:dict, # One JSONL record
 )->bytes:
@@ -442,6 +462,7 @@ def free_gb(
     while not p.exists(): p = p.parent
     return shutil.disk_usage(p).free/1e9
 
+# %% ../nbs/00_core.ipynb #8754d576
 def check_free_disk(
     path:str|Path, # Where the run will write
     min_free_gb:float, # Refuse to start below this
@@ -450,9 +471,10 @@ def check_free_disk(
     free = free_gb(path)
     if free < min_free_gb:
         raise DiskSpaceError(f'{path}: {free:.1f} GB free, {min_free_gb:g} GB needed (--min-free-gb); '
-                             'free some space, write elsewhere with --output-base-dir, or lower --min-free-gb')
+                             'free some space, write elsewhere with --derived-dir, or lower --min-free-gb')
     return free
 
+# %% ../nbs/00_core.ipynb #f5d390ca
 def with_errno(
     e:OSError, # An error from writing a file
 )->OSError: # `e`, or an error with an errno that says what happened
@@ -475,6 +497,7 @@ def _command_of(
     part = next((a.split('=', 1)[1] if '=' in a else nxt for a,nxt in zip(args, args[1:] + ['']) if a.split('=')[0] == '--part'), None)
     return f"{name}{f' --part {part}' if part else ''} (pid {pid})"
 
+# %% ../nbs/00_core.ipynb #3e08f55f
 def lock_holder(
     d:str|Path, # A directory
 )->str|None: # The command, or None when no imgprep command holds it (or it cannot be told)
@@ -486,31 +509,74 @@ def lock_holder(
     held = (f[4] for f in map(str.split, lines) if len(f) > 5 and f[1] == 'FLOCK' and f[5] == inode)  # waiters' lines have `->` in f[1]
     return next(filter(None, map(_command_of, held)), None)
 
+# %% ../nbs/00_core.ipynb #401d5d8a
+def try_flock(
+    path:str|Path, # A directory, or a file (made when missing)
+    shared:bool=False, # A shared lock (several holders) rather than an exclusive one
+    wait:bool=False, # Wait for the lock rather than give up at once
+)->int|None: # The open descriptor that holds the lock (closing it releases it), or None when another process holds it
+    "Take an `flock` on `path`."
+    fd = os.open(path, os.O_RDONLY | (0 if Path(path).is_dir() else os.O_CREAT), 0o644)
+    try: fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+# %% ../nbs/00_core.ipynb #8570c628
+@contextmanager
+def flocked(
+    path:str|Path, # A directory, or a file (made when missing)
+    refusal:Callable|None=None, # Says, when called, why the block cannot run: the lock is taken (never waiting then)
+    shared:bool=False, # A shared lock rather than an exclusive one
+):
+    "Hold a lock on `path` for the block: waiting for it without `refusal`, else `ImgprepError(refusal())` at once."
+    fd = try_flock(path, shared, wait=refusal is None)
+    if fd is None: raise ImgprepError(refusal())
+    try: yield Path(path)
+    finally: os.close(fd)
+
+# %% ../nbs/00_core.ipynb #c3137386
+def lock_taken(
+    path:str|Path, # A directory or lock file
+)->bool:
+    "Does another process hold a lock on `path` now?"
+    if (fd := try_flock(path)) is None: return True
+    os.close(fd)
+    return False
+
+# %% ../nbs/00_core.ipynb #a07fd6ab
 @contextmanager
 def exclusive_dir(
     d:str|Path, # An existing directory
     command:str, # The command that wants it, named in the refusal when the holder cannot be told
 ):
     "Hold an exclusive lock on directory `d` for the block, or raise `ImgprepError` at once naming the run that holds it."
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ImgprepError(f'{d}: {lock_holder(d) or f"another {command} run"} is using it; wait for it to finish') from None
-        yield Path(d)
-    finally: os.close(fd)
+    with flocked(d, lambda: f'{d}: {lock_holder(d) or f"another {command} run"} is using it; wait for it to finish'): yield Path(d)
 
 # %% ../nbs/00_core.ipynb #37b5662c
-FAULT_ENV = 'IMGPREP_STAGE2_FAULT'
+FAULT_ENV = 'IMGPREP_FAULT' # The one test hook: `EVENT:N:ACTION[:ONCE_FILE]`
 _fault_counts = Counter()
 
-def fault(event:str):
-    "Test hook: at the n-th `event`, send this process the signal named in `IMGPREP_STAGE2_FAULT` (`event:n:SIGNAL`)."
-    spec = os.environ.get(FAULT_ENV)
-    if not spec or not spec.startswith(event + ':'): return
+def fault_value(
+    event:str, # The event's name
+)->str|None: # What follows `EVENT:` in `IMGPREP_FAULT`, when it names `event`
+    "The test hook's setting for `event`, or None."
+    spec = os.environ.get(FAULT_ENV) or ''
+    return spec[len(event)+1:] if spec.startswith(event + ':') else None
+
+# %% ../nbs/00_core.ipynb #965e69b1
+def fault(
+    event:str, # The event that happens now
+)->str|None: # The action when it is not a signal, for the caller to take
+    "Test hook: at the n-th `event` of this process, send it the signal `IMGPREP_FAULT` names, or return its action."
+    if (value := fault_value(event)) is None: return None
     _fault_counts[event] += 1
-    _,n,sig = spec.split(':')
-    if _fault_counts[event] == int(n): os.kill(os.getpid(), getattr(signal, 'SIG' + sig))
+    n,action,*once = value.split(':', 2)
+    if _fault_counts[event] != int(n) or (once and os.path.exists(once[0])): return None
+    if once: open(once[0], 'w').close()
+    if hasattr(signal, 'SIG' + action): os.kill(os.getpid(), getattr(signal, 'SIG' + action))
+    return action
 
 # %% ../nbs/00_core.ipynb #c0dies
 PR_SET_PDEATHSIG = 1 # prctl(2): the signal a process gets when the thread that started it ends
@@ -542,6 +608,7 @@ def os_error_line(
     hint = _OS_HINTS.get(e.errno)
     return (f'{e.filename}: ' if e.filename else '') + (e.strerror or str(e)) + (f'; {hint}' if hint else '')
 
+# %% ../nbs/00_core.ipynb #900d446b
 def run_cli(
     name:str, # Command name, used as the prefix of error lines
     fn:Callable, # Plain function returning a dict of counters
@@ -570,6 +637,7 @@ def _annotation_names(ann)->set:
     if isinstance(ann, str): return {t.strip() for t in ann.split('|')}
     return {getattr(t, '__name__', str(t)) for t in getattr(ann, '__args__', (ann,))}
 
+# %% ../nbs/00_core.ipynb #897552f2
 def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
     "argparse settings for one parameter, from its annotation, default and docment."
     names, default = _annotation_names(param.annotation), param.default
@@ -585,6 +653,7 @@ def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
         kw['help'] += ' (default: %(default)s)'
     return kw
 
+# %% ../nbs/00_core.ipynb #e7217e22
 def cli_parser(
     func:Callable, # What the command runs: its parameters are the flags, their comments the help
     prog:str, # The command's name
@@ -592,7 +661,7 @@ def cli_parser(
     skip:tuple=(), # Parameters the command does not offer
     epilog:str|None=None, # Text shown after the flags by `--help`
     exclusive:tuple=(), # Groups of parameters that may not be given together, such as `(('val_count', 'val_fraction'),)`
-    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag
+    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag, `aliases=('--old',)` keeps old spellings
 )->argparse.ArgumentParser:
     "An argparse parser for `func`: one hyphenated flag per parameter, help from its comment, default from the signature."
     p, docs = argparse.ArgumentParser(prog=prog, description=func.__doc__, epilog=epilog), docments(func)
@@ -600,8 +669,25 @@ def cli_parser(
     for name,param in inspect.signature(func).parameters.items():
         if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD): continue
         kw = _flag_settings(param, docs.get(name)) | custom.get(name, {})
-        flag = kw.pop('flag', '--' + name.replace('_', '-'))
-        if name not in positional: group.get(name, p).add_argument(flag, dest=name, **kw); continue
+        flag,aliases = kw.pop('flag', '--' + name.replace('_', '-')),kw.pop('aliases', ())
+        if name not in positional: group.get(name, p).add_argument(flag, *aliases, dest=name, **kw); continue
         if not kw.pop('required', False): kw['nargs'] = '?'
         p.add_argument(name, **kw)
     return p
+
+# %% ../nbs/00_core.ipynb #5b1f5ccf
+def comma_list(
+    given:str|int|list|tuple|None, # `a,b`, a list of such (the flag repeated), or None
+)->list: # The items, stripped, empty ones dropped, in order
+    "The items of a flag that takes several names."
+    if given is None: return []
+    return [p.strip() for s in ([given] if isinstance(given, (str, int)) else given) for p in str(s).split(',') if p.strip()]
+
+# %% ../nbs/00_core.ipynb #0b3edcc0
+def resolved(
+    ref, # An object, or a `'module:name'` text naming one
+):
+    "`ref` itself, or the object its `'module:name'` names, imported now."
+    if not isinstance(ref, str): return ref
+    module,_,name = ref.partition(':')
+    return getattr(importlib.import_module(module), name)

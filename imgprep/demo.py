@@ -37,6 +37,7 @@ def demo_dir(
     (d/MARKER).touch()
     return d
 
+# %% ../nbs/09_demo.ipynb #27c4e643
 DEMO_MIN_SIDE = 128 # the demo's images are a quarter of their bucket's size, the thumbnail 64x64
 
 def demo_folder(
@@ -101,10 +102,12 @@ def demo_summary(
                 shards=v['shards'], samples=v['samples'], problems=v['problems'], latents=res['stats']['vae_files'],
                 seconds=res['seconds'])
 
+# %% ../nbs/09_demo.ipynb #137b8dfe
 def demo_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_demo`: only the directory; the demo's size is fixed so that its report is always the same."
     return cli_parser(run_demo, 'imgprep_demo', positional=('d',), skip=('n', 'shard_size', 'out'), d=dict(metavar='dir'))
 
+# %% ../nbs/09_demo.ipynb #f3b9a11a
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):

@@ -13,8 +13,8 @@ import numpy as np
 
 from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
-from .images import named
 from .plan import Work
+from .storage import shown_place
 
 # %% auto #0
 __all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']
@@ -60,6 +60,7 @@ def read_notes(
             if type(n.get('tiled')) is bool: tiled.setdefault(k, {})[i] = n['tiled']
     return made,tiled
 
+# %% ../nbs/06b_encode.ipynb #71f11866
 def remove_notes(
     base:str|Path, # A Stage 2 base directory
 ):
@@ -104,6 +105,7 @@ class Probe:
     kind:str # An image kind
     paths:list # Image files
 
+# %% ../nbs/06b_encode.ipynb #2d743285
 @dataclass
 class EncodeTask:
     "Some `Work`s of one chunk, as a worker gets them."
@@ -112,6 +114,7 @@ class EncodeTask:
     @property
     def key(self)->str: return f'records {self.works[0].line}-{self.works[-1].line}' if self.works else f'chunk {self.chunk}'
 
+# %% ../nbs/06b_encode.ipynb #a1595674
 @dataclass
 class Encoded:
     "What one call of an `Encoding` did."
@@ -189,9 +192,10 @@ def _images(self:Encoding, works:list, done:Encoded):
         if arr is None: done.add(w, kind, image_problem(info), info)
         # a photo in a bucket is planned from its record's size (its header is not read): the decoded size is checked here
         elif kind_of(kind).spatial and tuple(info['original_size']) != tuple(w.size):
-            done.add(w, kind, 'size_mismatch', f'{named(w.image)}: image is {info["original_size"][0]}x{info["original_size"][1]}, record says {w.size[0]}x{w.size[1]}')
+            done.add(w, kind, 'size_mismatch', f'{shown_place(w.image)}: image is {info["original_size"][0]}x{info["original_size"][1]}, record says {w.size[0]}x{w.size[1]}')
         else: self.save(w, kind, arr, done, tiled=info.get('tiled', False) if image_kinds[kind].can_tile else None)
 
+# %% ../nbs/06b_encode.ipynb #73c65f0d
 def _captions(self:Encoding, works:list, done:Encoded):
     "The caption kinds of `works`, tokenized in one call per kind, `text_batch_size` captions per model call."
     from imgprep.batches import encode_captions

@@ -21,8 +21,9 @@ __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_
            'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds',
            'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
            'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'load_npy_bytes', 'encoders_differences', 'encoders_problem', 'read_encoders',
-           'EncodersMismatch', 'accepted_unknown', 'check_encoders']
+           'npy_problem', 'load_npy_bytes', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
+           'migrate_record']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -63,6 +64,7 @@ def mask_problem(
     if len(s) != 2*n+1 or ones + s.count(b'0') != n: return f'{name} holds values other than 0 and 1'
     if not ones: return f'{name} is all zeros'
 
+# %% ../nbs/01a_format.ipynb #44a38d6e
 def mask_length(
     kind:str|Kind, # A kind with a mask
     settings:dict|None=None, # Its entry of the tree's `encoders.json`
@@ -80,6 +82,7 @@ def record_fields(
     masks = tuple(k.mask for k in map(kind_of, kinds) if k.mask)
     return RECORD_FIELDS[:3] + masks + RECORD_FIELDS[3:]
 
+# %% ../nbs/01a_format.ipynb #9967c78f
 CROP_FIELDS = ('resolution', 'crop_box', 'original_size') # a latent kind's fields in a record, in bucket mode: `<kind>_resolution`, ...
 
 def ordered_record(
@@ -93,6 +96,7 @@ def ordered_record(
     rest = [f for f in rec if f not in {*head, *crops, *tail}]
     return {f: rec[f] for f in head + rest + crops + tail}
 
+# %% ../nbs/01a_format.ipynb #c1246d93
 def tree_kinds(
     encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
     base:str|Path|None=None, # The tree's base directory: a kind whose directory is there counts too
@@ -103,6 +107,7 @@ def tree_kinds(
     present = set(Stage2Layout(base).kinds_present()) if base is not None else set()
     return tuple(k for k in KINDS if k in listed | present) or DEFAULT_KINDS
 
+# %% ../nbs/01a_format.ipynb #cd358cc2
 def kind_settings(
     encoders:dict|None, # A tree's `encoders.json`, or None
     kind:str|Kind, # A kind
@@ -119,6 +124,7 @@ def _bucket_name_problem(b:str)->str|None:
     except ImgprepError: ok = False
     if not ok: return f'aspect_bucket {b!r} is not WIDTHxHEIGHT'
 
+# %% ../nbs/01a_format.ipynb #7bf2ea02
 def bucket_problem(
     b, # An `aspect_bucket` value
 )->str|None:
@@ -168,6 +174,7 @@ def _count_numbers(v:list)->int|None:
         else: return None
     return n
 
+# %% ../nbs/01a_format.ipynb #af48414e
 def inline_arrays(
     rec:dict, # A Stage 1 or Stage 2 record
 )->list: # Field names, in record order
@@ -185,6 +192,7 @@ def caption_digest(
     "A short digest of a caption (the first 64 bits of its SHA-256): enough to notice an edit."
     return hashlib.sha256(caption.encode('utf-8', 'surrogatepass')).hexdigest()[:16]
 
+# %% ../nbs/01a_format.ipynb #9b74423f
 def made_from(
     rec:dict, # A usable record
     kinds:tuple|None=None, # Kind names (default: every registered kind)
@@ -195,6 +203,7 @@ def made_from(
     now = {k.name: cap if k.input == 'caption' else img for k in map(kind_of, kinds or KINDS)}
     return {k: v for k,v in now.items() if v is not None}
 
+# %% ../nbs/01a_format.ipynb #2eba621e
 def stale_kinds(
     rec:dict, # A record
     kinds:tuple|None=None, # Kind names (default: every registered kind)
@@ -215,6 +224,7 @@ def members(
     "The members of a sample of shards holding `kinds`: `json`, then each kind's `<member>.npy` and its mask's."
     return ('json', *(f'{m}.npy' for k in map(kind_of, kinds) for m in (k.member, k.mask_member) if m))
 
+# %% ../nbs/01a_format.ipynb #af861ba6
 def existing_shards(
     output_dir:str|Path, # Output directory of `imgprep_shard`
 )->list:
@@ -232,6 +242,7 @@ def count_nonfinite(
     e = a.view(u) & m
     return int(np.count_nonzero(e == m)) if e.size and e.max() == m else 0
 
+# %% ../nbs/01a_format.ipynb #d48c9165
 def npy_header_len(
     data:bytes|memoryview, # A `.npy` file, or at least its first 12 bytes
 )->int:
@@ -259,6 +270,7 @@ def npy_header(
     if why: raise ValueError(f'unreadable .npy header (its shape has {why})')
     return shape,fortran,dtype
 
+# %% ../nbs/01a_format.ipynb #f03d5b37
 def _short(e:Exception, width:int=120)->str:
     "One line of at most `width` characters saying what `e` is (numpy quotes the whole header in its messages)."
     s = ' '.join((str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}').split())
@@ -269,6 +281,7 @@ def _short(e:Exception, width:int=120)->str:
 def _spec_problem(kind:str, shape:tuple, dtype:np.dtype, shapes:tuple)->str|None:
     return check_embedding(kind, np.broadcast_to(np.zeros((), dtype), shape), list(shapes))
 
+# %% ../nbs/01a_format.ipynb #745c0a14
 def npy_problem(
     kind:str|Kind, # A kind
     data:bytes|memoryview, # The whole `.npy` file
@@ -306,6 +319,16 @@ def load_npy_bytes(
     a = a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
     return a if a.flags.writeable else a.copy()
 
+# %% ../nbs/01a_format.ipynb #0576e706
+def npy_size(
+    shape:tuple, # Array shape
+    dtype, # Its dtype
+)->int:
+    "Bytes of a `.npy` of `shape` and `dtype` as `np.save` writes it: its header, then the data."
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, dict(descr=np.lib.format.dtype_to_descr(np.dtype(dtype)), fortran_order=False, shape=tuple(shape)))
+    return f.tell() + math.prod(shape)*np.dtype(dtype).itemsize
+
 # %% ../nbs/01a_format.ipynb #91672e42
 UNRESOLVED = 'unresolved'
 
@@ -316,6 +339,7 @@ def _flat(d:dict, prefix:str='')->dict:
         else: out[f'{prefix}{k}'] = v
     return out
 
+# %% ../nbs/01a_format.ipynb #457872f3
 LATER_FIELDS = ('bucket_resolution', 'buckets') # recorded since trees have several resolutions (a tree from before has the 1024 buckets); they follow `resolution`
 
 def encoders_differences(
@@ -333,11 +357,13 @@ def encoders_differences(
             if r.get(k) != c.get(k): out.append((f'{kind}.{k}', r.get(k), c.get(k)))
     return sorted(out)
 
+# %% ../nbs/01a_format.ipynb #ffbf39f2
 ENCODERS_MAX_BYTES = 1 << 20 # a description takes a few kilobytes; a larger file is not one
 
 def _json_type(v)->str:
     return {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(type(v), 'a number')
 
+# %% ../nbs/01a_format.ipynb #b777d17b
 def encoders_problem(
     d, # A parsed `encoders.json` (or the copy a `manifest.json` holds)
 )->str|None: # None when usable
@@ -351,11 +377,12 @@ def encoders_problem(
     if not isinstance(acc, list): return f'"accepted" is {_json_type(acc)}, not a list'
     if bad := next((a for a in acc if not isinstance(a, dict)), None): return f'"accepted" holds {_json_type(bad)}, not only objects'
 
+# %% ../nbs/01a_format.ipynb #f3f628e9
 def read_encoders(
     path:str|Path, # An `encoders.json`
 )->dict|None: # Its content, or None when there is none
     "Read an `encoders.json`, the one way imgprep does; `ImgprepError` (one line naming the file) when it is there but not a regular file holding a valid description."
-    fix = 'restore it or start a new tree with --output-base-dir'
+    fix = 'restore it or start a new tree with --derived-dir'
     try: raw = read_regular(path, max_bytes=ENCODERS_MAX_BYTES)  # opened without blocking: a FIFO is refused, not waited on
     except UnreadableFile as e:
         if e.reason == 'missing': return None
@@ -378,6 +405,7 @@ def accepted_unknown(
     "The kinds whose arrays a run recorded as made with unknown settings (`--accept unknown`)."
     return {k for a in (encoders or {}).get('accepted', []) if a.get('field') == UNKNOWN for k in a.get('kinds', [])}
 
+# %% ../nbs/01a_format.ipynb #b8b799e9
 def check_encoders(
     recorded:dict|None, # `encoders.json` as found (None: there is none)
     current:dict, # This run's description (`encoders.describe_encoders`)
@@ -392,16 +420,47 @@ def check_encoders(
         if UNKNOWN not in (accept or ()):
             what = 'is missing' if recorded is None else f"has no entry for {', '.join(unknown)}"
             raise EncodersMismatch(f"{where} {what}, but {', '.join(unknown)} arrays are on disk: how they were made is not recorded; restore "
-                                   f"{'the file' if recorded is None else 'it'}, pass --accept unknown to record this run's settings for them, or start a new tree with --output-base-dir")
+                                   f"{'the file' if recorded is None else 'it'}, pass --accept unknown to record this run's settings for them, or start a new tree with --derived-dir")
     if recorded is None: return current if not unknown else {**current, 'accepted': [dict(field=UNKNOWN, kinds=unknown)]}
     diffs = encoders_differences(recorded, current)
     if refused := [d for d in diffs if d[0] not in (accept or ())]:
         f,r,c = refused[0]
         more = f" (also {', '.join(d[0] for d in refused[1:])})" if len(refused) > 1 else ''
         raise EncodersMismatch(f"{where}: {f} differs: this tree's arrays were made with {r!r}, this run would use {c!r}{more}; "
-                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --output-base-dir")
+                               f"use the tree's settings, pass --accept {f} to add files made differently, or start a new tree with --derived-dir")
     both = {**current['kinds'], **known}
     out = {**recorded, 'kinds': {k: both[k] for k in KINDS if k in both}}  # in registration order, whichever run added a kind
     new = [dict(field=f, recorded=r, run=c) for f,r,c in diffs] + ([dict(field=UNKNOWN, kinds=unknown)] if unknown else [])
     if new := [d for d in new if d not in recorded.get('accepted', [])]: out['accepted'] = recorded.get('accepted', []) + new
+    return out
+
+# %% ../nbs/01a_format.ipynb #a407118f
+def inline_embedding(
+    rec:dict, # A Stage 1 record
+    kind:str|Kind='dinov3', # A kind with an `inline` field
+)->tuple: # (array or None, problem or None)
+    "The record's inline array of `kind` in the kind's dtype, or why it cannot be used."
+    k = kind_of(kind)
+    v = rec.get(k.inline) if k.inline else None
+    if v is None: return None, None
+    try: a = np.asarray(v, dtype=k.store_dtype)
+    except (TypeError, ValueError) as e: return None, f'{k.inline} is not numeric ({e})'
+    return (None, f'{k.inline} {why}') if (why := check_embedding(k, a)) else (a, None)
+
+# %% ../nbs/01a_format.ipynb #f78f63fb
+def inline_fields()->tuple:
+    "The Stage 1 fields that may hold a kind's array inline (`dinov3_embedding`)."
+    return tuple(k.inline for k in KINDS.values() if k.inline)
+
+# %% ../nbs/01a_format.ipynb #b0cd2cc6
+def migrate_record(
+    rec:dict, # Stage 1 or v2 record with valid masks for `kinds`
+    image_id:str, # From `check_record`
+    bucket:str, # Aspect bucket name
+    kinds:tuple=('dinov3', 'vae', 't5'), # The run's kinds, whose masks the record holds
+)->dict:
+    "`rec` in format v2: the format's fields first, other fields kept in order, inline arrays removed."
+    out = {f: rec.get(f) for f in record_fields(kinds)} | dict(image_id=image_id, aspect_bucket=bucket, format_version=2)
+    drop = {*inline_fields(), *inline_arrays(rec)}
+    out.update((k, v) for k,v in rec.items() if k not in out and k not in drop)
     return out

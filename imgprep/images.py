@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 from PIL import ExifTags, Image, UnidentifiedImageError
-from .core import ImgprepError, shown
-from .storage import is_url, shown_url
+from .core import ImgprepError
+from .storage import shown_place
 
 # %% auto #0
-__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'GPU_JPEG_FRAMES', 'ImageError', 'ImageMemoryError', 'named', 'out_of_memory',
+__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'GPU_JPEG_FRAMES', 'ImageError', 'ImageMemoryError', 'out_of_memory',
            'stop_if_out_of_memory', 'image_size', 'is_animated', 'load_rgb', 'ends_whole', 'check_whole', 'gpu_jpeg',
            'crop_to_multiple']
 
@@ -24,6 +24,7 @@ MAX_PIXELS = 178_956_970
 class ImageError(ImgprepError):
     "An image file that cannot be used: missing, not an image, truncated, corrupt, or too large."
 
+# %% ../nbs/03_images.ipynb #e8e536b4
 class ImageMemoryError(ImgprepError):
     "Memory ran out while decoding an image: the run stops (exit status 1), the file is not counted as bad."
     exit_status = 1 # a failed run, not a bad argument: the same command with more memory finishes
@@ -32,13 +33,8 @@ class ImageMemoryError(ImgprepError):
         line = msg.rstrip().splitlines()[-1] if msg.strip() else msg
         super().__init__(line.split('ImageMemoryError: ', 1)[-1])
 
-def named(
-    path:str|Path, # An image file, or the URL of an object in a store
-)->str:
-    "`path` as messages name it: a URL without its user part (`storage.shown_url`), a file as `core.shown` does."
-    return shown_url(path) if is_url(str(path)) else shown(path)
-
-def _refuse(path, why:str)->ImageError: return ImageError(f'{named(path)}: {why}')
+# %% ../nbs/03_images.ipynb #36655e7f
+def _refuse(path, why:str)->ImageError: return ImageError(f'{shown_place(path)}: {why}')
 
 def out_of_memory(
     e:BaseException, # Raised while decoding or preparing an image
@@ -46,6 +42,7 @@ def out_of_memory(
     "Whether `e` says memory ran out: Python's `MemoryError`, or torch's CPU allocator refusing (a `RuntimeError`)."
     return isinstance(e, MemoryError) or isinstance(e, RuntimeError) and "can't allocate memory" in str(e)
 
+# %% ../nbs/03_images.ipynb #7d3a43a0
 def stop_if_out_of_memory(
     e:BaseException, # Raised while decoding or preparing the image at `path`
     path:str|Path, # The image, named in the line
@@ -53,8 +50,9 @@ def stop_if_out_of_memory(
 ):
     "Raise `ImageMemoryError` naming `path` when `e` is running out of memory; else do nothing, and `e` is the file's."
     if out_of_memory(e):
-        raise ImageMemoryError(f'{named(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
+        raise ImageMemoryError(f'{shown_place(path)}: out of memory while {doing} it; free some memory or use fewer workers, then run again') from None
 
+# %% ../nbs/03_images.ipynb #b33e2c6c
 @contextmanager
 def _open(
     path:str|Path, # Image file (named in errors; not read when `data` is given)
@@ -88,6 +86,7 @@ def _orientation(im:Image.Image)->int:
     o = Image.Image.getexif(im).get(ExifTags.Base.Orientation, 1)
     return o if o in _TRANSPOSE else 1
 
+# %% ../nbs/03_images.ipynb #43fcea69
 def image_size(
     path:str|Path, # Image file
     data:bytes|None=None, # Its bytes, if already read (ingest hashes them too): parsed from memory, `path` is not opened
@@ -131,6 +130,7 @@ def _exif_orientation(
         if size > 4 and struct.unpack_from(end+'I', tiff, k+8)[0] + size > len(tiff): return None # PIL stops reading here
     return 0
 
+# %% ../nbs/03_images.ipynb #35559882
 def _jpeg_header(
     data:bytes, # The bytes of a file
 )->tuple|None: # (width, height, orientation 1-8), or None
@@ -163,6 +163,7 @@ def _jpeg_header(
     if o is None or (o == 0 and xmp): return None # XMP may hold the orientation: PIL reads it
     return (*size, o if o in _TRANSPOSE else 1)
 
+# %% ../nbs/03_images.ipynb #9befca43
 def _quiet_pixels()->int:
     "Largest image that PIL opens without a warning or an error, and that we accept."
     return MAX_PIXELS if Image.MAX_IMAGE_PIXELS is None else min(MAX_PIXELS, Image.MAX_IMAGE_PIXELS)
@@ -181,6 +182,7 @@ def _to_rgb(
         return Image.alpha_composite(Image.new('RGBA', im.size, (*background, 255)), im.convert('RGBA')).convert('RGB')
     return im.convert('RGB')
 
+# %% ../nbs/03_images.ipynb #90fc55a5
 def load_rgb(
     path:str|Path, # Image file
     background:tuple=(255, 255, 255), # RGB shown through transparent pixels
@@ -209,6 +211,7 @@ def ends_whole(
     if head.startswith(b'\x89PNG\r\n\x1a\n'): return PNG_IEND in tail
     return None
 
+# %% ../nbs/03_images.ipynb #88aa0726
 def _ends(path:str|Path)->tuple:
     "The first 8 and the last `TAIL` bytes of `path`."
     with open(path, 'rb') as f:
@@ -216,6 +219,7 @@ def _ends(path:str|Path)->tuple:
         f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL))
         return head, f.read(TAIL)
 
+# %% ../nbs/03_images.ipynb #a2b15373
 def check_whole(
     path:str|Path, # Image file, named in the error
     data:bytes|None=None, # Its bytes, if already read

@@ -4,7 +4,6 @@
 
 # %% ../nbs/00a_kinds.ipynb #k0imports
 from __future__ import annotations
-import importlib
 import re
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -14,13 +13,13 @@ from typing import Callable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, JSONL_NAME, ids_in_dir, validate_image_id
+from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, resolved, validate_image_id
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
            'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind',
            'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
-           'check_resolution', 'vae_at', 'parse_kinds', 'parse_options', 'Stage2Layout', 'check_embedding',
+           'check_resolution', 'vae_at', 'parse_kinds', 'parse_kind_options', 'Stage2Layout', 'check_embedding',
            'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
@@ -51,11 +50,6 @@ class Option:
         return v
 
 # %% ../nbs/00a_kinds.ipynb #k0kind
-def _import(ref:str):
-    "The object a `'module:name'` reference names, imported now."
-    module,_,name = ref.partition(':')
-    return getattr(importlib.import_module(module), name)
-
 @dataclass(frozen=True)
 class Kind:
     "Everything imgprep knows about one kind of stored array."
@@ -90,14 +84,14 @@ class Kind:
 
     def encoder_class(self)->type:
         "The `Encoder` subclass that makes this kind (imported on first use: the registry imports no model library)."
-        return _import(self.encoder) if isinstance(self.encoder, str) else self.encoder
+        return resolved(self.encoder)
 
     def make_tiny(self,
                   d:str|Path, # Empty directory to save the model in
                  ):
         "Save a tiny random model of this kind's class in `d`."
         if self.tiny is None: raise ImgprepError(f'kind {self.name!r} has no tiny model')
-        (_import(self.tiny) if isinstance(self.tiny, str) else self.tiny)(Path(d))
+        resolved(self.tiny)(Path(d))
 
     def shapes(self,
                rec:dict|None=None, # The record the array belongs to (None: any record)
@@ -105,7 +99,7 @@ class Kind:
               )->list: # Allowed shapes; a None side is any size
         "The shapes an array of this kind may have for `rec`, made with `settings`."
         if self.shape_rule is None: return [self.shape]
-        rule = _import(self.shape_rule) if isinstance(self.shape_rule, str) else self.shape_rule
+        rule = resolved(self.shape_rule)
         return rule(rec, settings)
 
 # %% ../nbs/00a_kinds.ipynb #k0kindopts
@@ -117,6 +111,7 @@ def run_options(self:Kind,
     own = {n: o.default for n,o in self.options.items()} | ((options or {}).get(self.name) or {})
     return own | ({'bucket_resolution': self.family} if self.family else {})
 
+# %% ../nbs/00a_kinds.ipynb #83be1775
 @patch
 def setting(self:Kind,
             settings:dict|None, # This kind's entry of `encoders.json`, or a run's options for it
@@ -143,10 +138,12 @@ def register_kind(
     KINDS[kind.name] = kind
     return kind
 
+# %% ../nbs/00a_kinds.ipynb #4438c166
 def unregister_kind(name:str):
     "Remove a kind from the registry (tests)."
     KINDS.pop(name, None)
 
+# %% ../nbs/00a_kinds.ipynb #3693844b
 def kind_of(
     name:str|Kind, # A kind's name (or the kind itself)
 )->Kind:
@@ -167,6 +164,7 @@ def scaled_sides(
     "The bucket's sides at `resolution`: the same aspect, scaled by `resolution/1024`."
     return tuple(int(s)*resolution//BASE_RESOLUTION for s in bucket.split('x'))
 
+# %% ../nbs/00a_kinds.ipynb #43d8b729
 def vae_shapes(
     rec:dict|None, # A record (its `width`, `height`, `aspect_bucket` and, in bucket mode, `<kind>_resolution`)
     settings:dict|None=None, # The kind's entry of `encoders.json`; None: not recorded, so either crop multiple is allowed
@@ -184,6 +182,7 @@ def vae_shapes(
     crop = lambda m: (16, rec['height']//m*m//8, rec['width']//m*m//8)
     return list(dict.fromkeys(crop(m) for m in ([8, VAE_CROP_MULTIPLE] if m is None else [m])))
 
+# %% ../nbs/00a_kinds.ipynb #a2343af0
 def text_shapes(
     rec:dict|None, # Unused: a caption's states have the same shape for every record
     settings:dict|None, # The kind's entry of `encoders.json` (its `max_length`), or None
@@ -208,15 +207,15 @@ VAE = register_kind(Kind(
     about='FLUX.1 VAE latent, the posterior mean, raw'))
 T5 = register_kind(Kind(
     't5', 't5_hidden', 't5h', (T5_MASK_LEN, 1024), 'float16', 'caption', 'google-t5/t5-large',
-    'imgprep.encoders:T5Encoder', 'imgprep.tiny_models:save_tiny_t5', mask='t5_attention_mask', mask_member='t5m',
+    'imgprep.text_encoders:T5Encoder', 'imgprep.tiny_models:save_tiny_t5', mask='t5_attention_mask', mask_member='t5m',
     about=f'T5-Large last hidden states, {T5_MASK_LEN} tokens'))
 CLIP_L = register_kind(Kind(
     'clip_l', 'clip_l_pooled', 'clip_l', (768,), 'float16', 'caption', FLUX_ID,
-    'imgprep.encoders:ClipTextEncoder', 'imgprep.tiny_models:save_tiny_clip_l',
+    'imgprep.text_encoders:ClipTextEncoder', 'imgprep.tiny_models:save_tiny_clip_l',
     about="CLIP ViT-L/14 pooled text vector, as FLUX.1's pipeline computes it"))
 T5XXL = register_kind(Kind(
     't5xxl', 't5xxl_hidden', 't5xxl', (None, 4096), 'float16', 'caption', FLUX_ID,
-    'imgprep.encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
+    'imgprep.text_encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
     shape_rule=text_shapes, options=dict(max_length=Option(512, low=1, high=512)),
     about="T5-XXL last hidden states, padded to --t5xxl-length tokens, as FLUX.1's pipeline computes them"))
 
@@ -236,10 +235,12 @@ def check_resolution(
                            'only then do all seven buckets scale to sides that are multiples of 16, as FLUX needs')
     return r
 
+# %% ../nbs/00a_kinds.ipynb #07c2bbc7
 def _vae_at(r:int)->Kind:
     return replace(VAE, name=f'vae{r}', directory=f'{VAE.directory}_{r}', member=f'vae{r}', family=r, derived_from=VAE.name,
                    shape_rule=partial(vae_shapes, kind=f'vae{r}', family=r), tiny=None, about=f'{VAE.about}, at bucket resolution {r}')
 
+# %% ../nbs/00a_kinds.ipynb #329608ad
 VAE_AT = {r: VAE if r == VAE.family else register_kind(_vae_at(r)) for r in range(RESOLUTION_RANGE[0], RESOLUTION_RANGE[1]+1, RESOLUTION_STEP)}
 
 def vae_at(
@@ -257,13 +258,13 @@ def parse_kinds(
 )->tuple: # Kind names, in registration order
     "The kinds a run makes, checked, each once, in registration order."
     if not spec: return DEFAULT_KINDS
-    names = [p.strip() for s in ([spec] if isinstance(spec, str) else spec) for p in s.split(',') if p.strip()]
+    names = comma_list(spec)
     wanted = {k for n in names for k in (KIND_SETS[n] if n in KIND_SETS else [kind_of(n).name])}
     if not wanted: raise ImgprepError(f"--kinds {spec!r} names no kind; choose from {', '.join(KINDS)}, or a set: {', '.join(KIND_SETS)}")
     return tuple(k for k in KINDS if k in wanted)
 
 # %% ../nbs/00a_kinds.ipynb #k0options
-def parse_options(
+def parse_kind_options(
     entries:list|None, # 'KIND.NAME=VALUE' texts (the repeatable `--option`), or (KIND, NAME, VALUE[, FLAG]) from another flag
     kinds:tuple, # The run's kinds
 )->dict: # kind -> {name: value}, typed
@@ -354,6 +355,7 @@ def kinds_table(
                  shape=_shape_text(k), dtype=k.dtype, input=k.input, default_model=k.default_model)
             for k in map(kind_of, kinds or [k for k,v in KINDS.items() if not v.derived_from])]
 
+# %% ../nbs/00a_kinds.ipynb #d4f045c7
 def _shape_text(k:Kind)->str:
     dims = [str(d) for d in k.shape]
     if k.spatial: dims[-2:] = [f'H/{k.spatial}', f'W/{k.spatial}']

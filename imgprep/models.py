@@ -71,6 +71,7 @@ def check_storage(
         return None, f'{n} values overflow {np.dtype(dtype).name} (largest |value| {np.abs(a).max():.4g})'
     return out, None
 
+# %% ../nbs/04b_models.ipynb #26f6499f
 def to_storage(
     arr, # Array or tensor computed by an encoder
     dtype, # Storage dtype
@@ -105,6 +106,7 @@ def hub_reachable(
     t.start(); t.join(timeout)
     return bool(ok)
 
+# %% ../nbs/04b_models.ipynb #369ffe19
 def hub_access(
     src:str, # From `resolve_model`: a directory or a hub id
 )->dict: # Extra `from_pretrained` arguments
@@ -135,6 +137,7 @@ def load_message(
                 '(`imgprep_tiny_models DIR` writes tiny random ones for trying the pipeline offline)')
     return f'{head}: {one_line(e, typed=False)}'
 
+# %% ../nbs/04b_models.ipynb #eef3936b
 @contextmanager
 def loading(
     kind:str, # Encoder kind, for the message
@@ -165,6 +168,7 @@ def from_pretrained_in(
         except (OSError, ValueError):
             if i == len(subs)-1: raise
 
+# %% ../nbs/04b_models.ipynb #a9e7f976
 def load_tokenizer(
     kind:str, # The kind, for messages
     model_id:str, # Hub id or directory
@@ -194,6 +198,7 @@ def load_text_model(
         if cfg.model_type not in model_types: raise ImgprepError(f'{encoder.kind} model {model_id!r} is a {cfg.model_type} model, not {model_types[0]}')
         return from_pretrained_in(partial(model_class.from_pretrained, dtype=dtype, use_safetensors=True, **hub), src, encoder.subfolder)
 
+# %% ../nbs/04b_models.ipynb #cd75d892
 def quiet_libraries():
     "Turn off the model libraries' own progress bars (loading weights, downloads), which would interleave with imgprep's."
     import transformers, diffusers, huggingface_hub
@@ -217,6 +222,7 @@ def model_file(
         from huggingface_hub import try_to_load_from_cache
         if isinstance(f := try_to_load_from_cache(str(model_id), rel), str): return Path(f)
 
+# %% ../nbs/04b_models.ipynb #4086a3b4
 def weights_identity(
     model_id:str, # Hub id or directory
     subfolder:str|None=None, # Where a pipeline keeps the model

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_plan.ipynb #a0imports
 from __future__ import annotations
-import hashlib, os
+import os
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,22 +14,21 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import (ImgprepError, ImageIdError, DiskSpaceError, UnreadableFile, dumps_record, free_gb, image_id_from_path,
+from .core import (ImgprepError, ImageIdError, UnreadableFile, comma_list, image_id_from_path,
                           is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
-from .kinds import KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, check_resolution, kind_of, parse_kinds, parse_options, vae_at
-from .buckets import assign_bucket, bucket_for, cover_crop_box, ratio_warning
-from .images import ImageError, image_size, named
+from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
+from .buckets import bucket_for, cover_crop_box, ratio_warning
+from .images import ImageError, image_size
 from .pool import Placement
-from .cluster import parse_part
-from .format import CROP_FIELDS, MADE_FROM, inline_arrays, made_from, ordered_record, record_fields, record_problem
-from .storage import Store, is_url, parse_options as parse_storage_options, shown_url
+from .cluster import parse_part, part_of
+from .format import CROP_FIELDS, MADE_FROM, inline_arrays, inline_embedding, inline_fields, made_from, migrate_record, ordered_record, record_problem
+from .storage import Store, is_url, parse_options as parse_storage_options, shown_place, shown_url
 
 # %% auto #0
-__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'NPY_HEADER', 'parse_passes', 'BadRecord', 'resolve_image',
-           'check_record', 'inline_embedding', 'inline_fields', 'migrate_record', 'part_of', 'Work', 'counter_names',
-           'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options', 'stage2_run',
-           'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet', 'models_needed',
-           'npy_bytes', 'estimate_writes', 'check_room']
+__all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
+           'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet',
+           'models_needed']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -41,7 +40,7 @@ def parse_passes(
     "The passes to run, checked and in order."
     valid = (*kinds, MIGRATE)
     if not passes: return valid
-    names = {p.strip() for s in ([passes] if isinstance(passes, str) else passes) for p in s.split(',') if p.strip()}
+    names = set(comma_list(passes))
     family = {n: [k for k in kinds if n in (k, kind_of(k).derived_from)] for n in names if n != MIGRATE and n in KINDS}  # `vae`: every resolution
     names = {k for n in names for k in family.get(n) or [n]}
     if unknown := sorted(names - set(valid)):
@@ -53,12 +52,14 @@ class BadRecord(ImgprepError):
     "A record that cannot be used; `kind` names the problem (and its counter)."
     def __init__(self, kind:str, msg:str): super().__init__(msg); self.kind = kind
 
+# %% ../nbs/06a_plan.ipynb #ce858f80
 @lru_cache(maxsize=4096)
 def _dir_inside(d:str, root:str)->bool:
     # Resolving every record's path costs a `lstat` per component; images share few directories, so each is resolved once per
     # process. A directory swapped for a link later is still caught: the image is opened with `core.open_regular` and the root.
     return is_inside(d, root)
 
+# %% ../nbs/06a_plan.ipynb #d89c3007
 def resolve_image(
     image_path:str, # `image_path` of a record
     images_root:str|Path, # Directory image paths are relative to
@@ -74,12 +75,14 @@ def resolve_image(
         raise BadRecord('bad_image_path', f'image_path {image_path!r} leads outside {shown(root)} through a symbolic link (to {shown(os.path.realpath(p))})')
     return Path(p)
 
+# %% ../nbs/06a_plan.ipynb #7f9da5c7
 def _object_url(image_path:str, root:str)->str:
     "The URL of the object whose key is `root`'s, `/`, then `image_path` as written (`//` and all); `BadRecord` for a `.` or `..` step."
     if any(s in ('.', '..') for s in image_path.split('/')):
         raise BadRecord('bad_image_path', f"image_path {image_path!r} has a '.' or '..' step: under {shown_url(root)} it is the rest of an object's key, read as written")
     return f'{root}/{image_path}'
 
+# %% ../nbs/06a_plan.ipynb #491e400c
 def check_record(
     rec:dict, # A Stage 1 or format v2 record
     images_root:str|Path, # Directory image paths are relative to
@@ -91,44 +94,6 @@ def check_record(
     except ImageIdError as e: raise BadRecord('bad_image_id', str(e)) from None
     if p := record_problem(rec, stage1=True, kinds=kinds): raise BadRecord(*p)
     return iid, image
-
-# %% ../nbs/06a_plan.ipynb #e8402e80
-def inline_embedding(
-    rec:dict, # A Stage 1 record
-    kind:str|Kind='dinov3', # A kind with an `inline` field
-)->tuple: # (array or None, problem or None)
-    "The record's inline array of `kind` in the kind's dtype, or why it cannot be used."
-    k = kind_of(kind)
-    v = rec.get(k.inline) if k.inline else None
-    if v is None: return None, None
-    try: a = np.asarray(v, dtype=k.store_dtype)
-    except (TypeError, ValueError) as e: return None, f'{k.inline} is not numeric ({e})'
-    return (None, f'{k.inline} {why}') if (why := check_embedding(k, a)) else (a, None)
-
-# %% ../nbs/06a_plan.ipynb #8d0b0bf3
-def inline_fields()->tuple:
-    "The Stage 1 fields that may hold a kind's array inline (`dinov3_embedding`)."
-    return tuple(k.inline for k in KINDS.values() if k.inline)
-
-def migrate_record(
-    rec:dict, # Stage 1 or v2 record with valid masks for `kinds`
-    image_id:str, # From `check_record`
-    bucket:str, # Aspect bucket name
-    kinds:tuple=('dinov3', 'vae', 't5'), # The run's kinds, whose masks the record holds
-)->dict:
-    "`rec` in format v2: the format's fields first, other fields kept in order, inline arrays removed."
-    out = {f: rec.get(f) for f in record_fields(kinds)} | dict(image_id=image_id, aspect_bucket=bucket, format_version=2)
-    drop = {*inline_fields(), *inline_arrays(rec)}
-    out.update((k, v) for k,v in rec.items() if k not in out and k not in drop)
-    return out
-
-# %% ../nbs/06a_plan.ipynb #a0partcode
-def part_of(
-    image_id:str, # An image_id
-    parts:int, # How many parts
-)->int: # 0 .. parts-1
-    "The part an image_id belongs to: its SHA-1's first 8 bytes, modulo `parts`."
-    return int.from_bytes(hashlib.sha1(image_id.encode('utf-8', 'surrogatepass')).digest()[:8], 'big') % parts
 
 # %% ../nbs/06a_plan.ipynb #a0workcode
 @dataclass
@@ -158,6 +123,7 @@ def counter_names(
             *(f'new_{k}' for k in kinds), 'recomputed',
             *(('rechecked', 'recheck_differed') if recheck else ()), 'oom_retries', 'tiled_latents', 'recovered_tmp')
 
+# %% ../nbs/06a_plan.ipynb #a17257f4
 @dataclass
 class Item:
     "A usable record of the chunk and what happens to it."
@@ -271,6 +237,7 @@ def run_models(
         give(kind, mid.strip(), f'--model {m}')
     return out
 
+# %% ../nbs/06a_plan.ipynb #cfa2ba5f
 OPTION_ALIASES = dict(vae_resolution=('vae', 'resolution'), t5xxl_length=('t5xxl', 'max_length')) # the older flags of kinds' options
 
 def with_resolutions(
@@ -279,7 +246,7 @@ def with_resolutions(
 )->tuple: # Kinds in registration order, the VAE at each resolution in place of the VAE
     "The run's kinds with the VAE at each of `resolutions`."
     if resolutions is None: return kinds
-    rs = [check_resolution(r, '--resolutions') for s in ([resolutions] if isinstance(resolutions, (str, int)) else resolutions) for r in str(s).split(',') if r.strip()]
+    rs = [check_resolution(r, '--resolutions') for r in comma_list(resolutions)]
     if not rs: raise ImgprepError(f'--resolutions {resolutions!r}: give bucket resolutions such as 512,1024')
     if 'vae' not in kinds: raise ImgprepError(f"--resolutions {resolutions}: this run makes no VAE latents (its kinds: {', '.join(kinds)}); add vae to --kinds")
     wanted = {*(k for k in kinds if k != 'vae'), *(vae_at(r).name for r in rs)}
@@ -294,7 +261,7 @@ def kind_options(
     "Every kind's options for the run, checked; the VAE's options hold at every resolution, and `original` admits no other."
     family = lambda name: [k for k in kinds if name in (k, kind_of(k).derived_from)]
     older = [(k, OPTION_ALIASES[a][1], v, '--' + a.replace('_', '-')) for a,v in aliases.items() if v is not None for k in family(OPTION_ALIASES[a][0])]
-    given = parse_options([*(options or []), *older], kinds)
+    given = parse_kind_options([*(options or []), *older], kinds)
     for k in kinds:
         if p := kind_of(k).derived_from: given[k] = {**given.get(p, {}), **given.get(k, {})}
     out = {k: kind_of(k).run_options(given) for k in kinds}
@@ -305,6 +272,7 @@ def kind_options(
                                'the aspect buckets; use bucket, or make the original-size latents alone')
     return out
 
+# %% ../nbs/06a_plan.ipynb #c7a7c620
 def stage2_run(
     lay:Stage2Layout, # The tree the run writes
     images_root:str|Path, # Directory image paths are relative to
@@ -331,6 +299,7 @@ def stage2_run(
                      parse_part(part), where or Placement(), parse_storage_options(storage_options) if is_url(str(root)) else {}, rechecked_kinds(recheck, kinds),
                      gpu_decode)
 
+# %% ../nbs/06a_plan.ipynb #3ae59492
 def rechecked_kinds(
     recheck:str|list|None, # `--recheck`: kind names, comma-separated (`vae` names the VAE at every resolution)
     kinds:tuple, # The run's kinds
@@ -351,7 +320,7 @@ def check(self:Planner, line:int, rec:dict)->Item:
     self.seen[iid] = line
     w,h = rec['width'], rec['height']
     if ratio_warning(w, h): self.counts['odd_ratio'] += 1
-    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({named(image)})'))  # the warning names the photo too
+    it = Item(line, rec, iid, image, bucket_for(w, h, f'{self.where(line)} ({shown_place(image)})'))  # the warning names the photo too
     for k in self.kinds:
         if not kind_of(k).inline: continue
         a,why = inline_embedding(rec, k)
@@ -368,6 +337,7 @@ def fingerprint(
     flat = a.reshape(-1).astype(np.float32)
     return flat[::max(1, flat.size // n)][:n]
 
+# %% ../nbs/06a_plan.ipynb #8d6a49d3
 def same_input(
     old:np.ndarray, # `fingerprint` of an array
     new:np.ndarray, # `fingerprint` of the array made again
@@ -376,12 +346,14 @@ def same_input(
     "Were the two arrays made from the same input?"
     return old.shape == new.shape and float(np.linalg.norm(old - new)) <= rtol * max(float(np.linalg.norm(new)), 1e-12)
 
+# %% ../nbs/06a_plan.ipynb #d375485d
 def recorded(
     rec:dict, # A record
 )->dict: # kind -> digest
     "What the record says its arrays were made from (`made_from`), or nothing."
     return rec[MADE_FROM] if type(rec.get(MADE_FROM)) is dict else {}
 
+# %% ../nbs/06a_plan.ipynb #0ca1830e
 @patch
 def outdated(self:Planner, image_id:str, rec:dict)->list:
     "The kinds whose array of `rec` is on disk but not known to be made from the record's input now: by an encode step's note (the latest word), else by `made_from`; every array of a rechecked kind."
@@ -393,7 +365,6 @@ def outdated(self:Planner, image_id:str, rec:dict)->list:
 
 @patch
 def stale(self:Planner, it:Item)->list: return self.outdated(it.image_id, it.rec)
-
 
 # %% ../nbs/06a_plan.ipynb #df58c671
 @patch
@@ -410,6 +381,7 @@ def image_readable(self:Planner, it:Item)->bool:
     os.close(fd)
     return True
 
+# %% ../nbs/06a_plan.ipynb #0c795790
 @patch
 def forget(self:Planner, it:Item, kind:str):
     "Delete the `kind` array of `it`, not known to be made from the record's input, before the record names the new one (see `sources`); a rechecked one's `fingerprint` is kept."
@@ -423,6 +395,7 @@ def forget(self:Planner, it:Item, kind:str):
     what = 'another' if kind in recorded(it.rec) else 'an unrecorded'
     logger.info(f'{self.where(it.line)}: the {kind} array was made from {what} {kind_of(kind).input}; recomputing it')
 
+# %% ../nbs/06a_plan.ipynb #a6fc847e
 @patch
 def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
     "How a spatial kind's bucket-mode array of `it` is cut from its image, or None (flagged) if it cannot be made."
@@ -444,6 +417,7 @@ def list_objects(
     "Every object under `url`, from one listing of its prefix (`Store.listing`); `StoreError` (one line naming the URL) when the store refuses."
     return {rel: i['size'] for rel,i in Store(url, options).listing().items()}
 
+# %% ../nbs/06a_plan.ipynb #9da3993a
 @patch
 def image_exists(self:Planner, image:str|Path)->bool:
     "Whether the image file exists; for an object's URL, whether the listing of the images root (made once) holds it."
@@ -478,6 +452,7 @@ def plan_images(self:Planner, it:Item, stale:list):
         else: it.fields.update(fields)
     for k in it.todo & set(stale): self.forget(it, k)
 
+# %% ../nbs/06a_plan.ipynb #ba5db753
 @patch
 def plan_masks(self:Planner, items:list):
     "The tokenizers' masks for the records whose caption arrays are made now, that have none, or whose array is not yet recorded."
@@ -499,6 +474,7 @@ def plan_masks(self:Planner, items:list):
                 logger.warning(f"{self.where(it.line)}: stored {kind.mask} differs from the tokenizer's; using the tokenizer's")
             it.fields[kind.mask] = m
 
+# %% ../nbs/06a_plan.ipynb #bf4edecc
 @patch
 def plan(self:Planner, items:list):
     "Decide each record's model work, and the masks and crop boxes its new record holds."
@@ -518,6 +494,7 @@ def count_captions(self:Planner, kind:str, items:list, tok):
         self.counts[f'truncated_{kind}'] += 1
         self.note(it, 'truncated', 'truncated_captions', self.truncated)
 
+# %% ../nbs/06a_plan.ipynb #c030939b
 @patch
 def note(self:Planner, it:Item, what:str, counter:str, first:list):
     "Count `what` of the caption of `it` once (several text encoders see the same caption), keeping the first five ids."
@@ -536,6 +513,7 @@ def sources(self:Planner, it:Item)->dict:
         if made: out[k] = v
     return {**{k: out.pop(k) for k in KINDS if k in out}, **out}
 
+# %% ../nbs/06a_plan.ipynb #4fd69f07
 @patch
 def entry(self:Planner, it:Item)->dict:
     "The journal entry of a usable record."
@@ -551,6 +529,7 @@ def entry(self:Planner, it:Item)->dict:
     it.changed = list(rec.items()) != list(it.rec.items())
     return {'line': it.line, 'record': rec} if it.changed else {'line': it.line}
 
+# %% ../nbs/06a_plan.ipynb #47436dda
 @patch
 def works(self:Planner, items:list)->list:
     "The `Work` of every item with kinds still to make."
@@ -559,6 +538,7 @@ def works(self:Planner, items:list)->list:
                  {k: v for k,v in now(it).items() if k in it.todo})
             for it in items if it.todo]
 
+# %% ../nbs/06a_plan.ipynb #348dd6ed
 @patch
 def in_part(self:Planner, it:Item)->bool:
     "Whether `it` belongs to this run's part (every record does when the run has none)."
@@ -576,6 +556,7 @@ def record(self:Planner, it:Item, outcomes:list):
             self.counts[f'new_{kind}'] += 1
             if (old := self.rechecked.pop((kind, it.image_id), None)) is not None: self.compare(it, kind, old)
 
+# %% ../nbs/06a_plan.ipynb #cc9b63e6
 @patch
 def compare(self:Planner, it:Item, kind:str, old:np.ndarray):
     "Count a rechecked array, and name it when the one just made from the record's input differs from the one it replaced."
@@ -585,6 +566,7 @@ def compare(self:Planner, it:Item, kind:str, old:np.ndarray):
     self.counts['recheck_differed'] += 1
     logger.warning(f"{shown(path)}: recheck_differed: the array on disk was not made from the record's {kind_of(kind).input}; it is now")
 
+# %% ../nbs/06a_plan.ipynb #4a15ac04
 @patch
 def tally(self:Planner, it:Item)->str:
     "Which of the five outcome counters a processed record goes under."
@@ -603,6 +585,7 @@ def quiet():
     try: yield
     finally: logger.removeFilter(drop)
 
+# %% ../nbs/06a_plan.ipynb #0532fef8
 def models_needed(
     planner:Planner, # The run, before it starts
 )->list: # Kinds, in registration order
@@ -617,90 +600,3 @@ def models_needed(
             need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)))
             if len(need) == len(wanted): break
     return [k for k in wanted if k in need]
-
-# %% ../nbs/06a_plan.ipynb #4575470a
-NPY_HEADER = 128 # bytes before the data of every `.npy` we write (numpy pads its header to a multiple of 64)
-
-def npy_bytes(
-    kind:str|Kind, # A kind
-    rec:dict, # The record (its size, bucket and, in bucket mode, `<kind>_resolution`)
-    options:dict|None=None, # The run's options for the kind
-)->int:
-    "Size of the `.npy` file of `kind` for `rec`."
-    k = kind_of(kind)
-    opts = k.run_options({k.name: options or {}})
-    if k.spatial and opts.get('resolution') == 'bucket':
-        rec = {**rec, f'{k.name}_resolution': 'bucket', 'aspect_bucket': rec.get('aspect_bucket') or assign_bucket(rec['width'], rec['height'])}
-    shape = k.shapes(rec, dict(opts, crop_multiple=opts.get('crop_multiple', 16)))[0]
-    return NPY_HEADER + int(np.prod([opts['max_length'] if d is None else d for d in shape]))*k.store_dtype.itemsize
-
-# %% ../nbs/06a_plan.ipynb #a0estimatecode
-def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
-    "About the length of the migrated record's line (the real one is made later, with the tokenizers' masks)."
-    v2 = {k: v for k,v in rec.items() if k not in inline_fields()}
-    for k in map(kind_of, planner.kinds):
-        if k.mask: v2.setdefault(k.mask, [1]*(k.shapes(None, k.run_options(planner.options))[0][0] or T5_MASK_LEN))
-        if k.spatial and planner.option(k.name, 'resolution') == 'bucket':
-            v2.update({f'{k.name}_resolution': 'bucket', f'{k.name}_crop_box': [0, 0, 99999, 99999], f'{k.name}_original_size': [99999, 99999]})
-    v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from=made_from(rec, planner.kinds))
-    return len(dumps_record(v2))
-
-def estimate_writes(
-    planner:Planner, # The run, before it starts
-    backup:Path|None=None, # The backup it makes before the first in-place merge, unless it exists
-)->dict: # Bytes per kind, 'jsonl', 'total'; 'records', 'arrays' to make, and `images` found/missing
-    "Bytes the run will write (at its peak, the journal and the merged JSONL included), from the records and what is missing."
-    out,seen,found = Counter(dict.fromkeys((*planner.kinds, 'jsonl'), 0)),set(),Counter()
-    n,merged,changes,arrays = 0,0,False,0
-    images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
-    with quiet():
-        for line,rec in iter_jsonl(planner.src):
-            n += planner.part is None  # a part counts its own records only
-            try: iid,image = check_record(rec, planner.images_root, planner.kinds)
-            except BadRecord: changes = True; continue
-            if iid in seen: changes = True; continue
-            seen.add(iid)
-            bucket = assign_bucket(rec['width'], rec['height'])
-            mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
-            n += planner.part is not None and mine
-            missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
-            if mine and planner.needs(iid, rec, images): found['found' if planner.image_exists(image) else 'missing'] += 1
-            elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += planner.image_exists(image)  # a few images of done records: is the root right?
-            for k in missing:
-                inline = kind_of(k).inline and inline_embedding(rec, k)[0] is not None
-                if not (planner.computes(k) or (inline and MIGRATE in planner.passes)): continue
-                if kind_of(k).input == 'image' and not inline and not planner.image_exists(image): continue
-                out[k] += npy_bytes(k, rec, planner.options.get(k))
-                arrays += 1
-            if planner.part is not None: continue
-            needs = MIGRATE in planner.passes and rec.get('format_version') != 2 or any(kind_of(k).mask and rec.get(kind_of(k).mask) is None for k in planner.kinds)
-            size = _v2_size(rec, planner, iid, bucket) if needs or missing else len(dumps_record(rec))
-            changes |= needs or bool(missing)
-            merged += size
-            out['jsonl'] += len(f'{{"line":{line},"record":}}') + size if needs or missing else len(f'{{"line":{line}}}\n')
-    if changes and planner.part is None:
-        out['jsonl'] += merged
-        if backup is not None and not backup.exists() and planner.src.exists(): out['jsonl'] += planner.src.stat().st_size
-    return {**out, 'total': sum(out.values()), 'records': n, 'arrays': arrays, 'images_found': found['found'], 'images_missing': found['missing']}
-
-# %% ../nbs/06a_plan.ipynb #a0roomcode
-def _size(n:float)->str: return f'{n/1e12:.2f} TB' if n >= 1e12 else f'{n/1e9:.2f} GB' if n >= 1e9 else f'{n/1e6:.1f} MB' if n >= 1e6 else f'{n/1e3:.0f} kB'
-
-def check_room(
-    base:Path, # Where the run writes
-    need:dict, # From `estimate_writes`
-    margin_gb:float, # `--min-free-gb`: what must stay free after the run
-    planner:Planner|None=None, # The run, to name the size of one array of each kind
-)->str: # The estimate as one line, for the log
-    "Raise `DiskSpaceError` when `base` cannot hold the estimated writes and still keep `margin_gb` free."
-    free = free_gb(base)
-    kinds = [k for k in need if k in KINDS]
-    each = {k: npy_bytes(k, dict(width=1024, height=1024, aspect_bucket='1024x1024'), (planner.options if planner else {}).get(k)) for k in kinds}
-    parts = ', '.join(f'{k} {_size(need[k])}' for k in (*kinds, 'jsonl') if need[k])
-    big = [f'{k} {_size(each[k])} a record, {_size(each[k]*1e6)} per million' for k in kinds if need[k] and each[k] >= 1e6]
-    msg = (f"{shown(base)}: this run writes about {_size(need['total'])}{f' ({parts})' if parts else ''} for {need['records']} records"
-           f"{'; ' + '; '.join(big) if big else ''}; {free:.1f} GB free")
-    if free - need['total']/1e9 < margin_gb:
-        raise DiskSpaceError(f'{msg}, and {margin_gb:g} GB must stay free (--min-free-gb): free some space, '
-                             'write elsewhere with --output-base-dir, run fewer passes at a time, or lower --min-free-gb')
-    return msg

@@ -4,17 +4,17 @@
 
 # %% ../nbs/05a_pool.ipynb #p0imports
 from __future__ import annotations
-import importlib, json, os, queue, signal, sys, threading, time
+import json, os, queue, signal, sys, threading, time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, die_with_parent, logger, one_line
+from .core import ImgprepError, die_with_parent, fault, logger, one_line, resolved
 from .kinds import KINDS, register_kind
 
 # %% auto #0
-__all__ = ['FAULT_ENV', 'ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed', 'adopt_kinds', 'Echo',
+__all__ = ['ENGINES', 'gpu_count', 'Workers', 'task_key', 'InlineWorker', 'Idle', 'RunFailed', 'adopt_kinds', 'Echo',
            'WorkerPool', 'worker_devices', 'Placement', 'local_workers', 'Engine', 'register_engine',
            'unregister_engine', 'usable_cores', 'check_counts', 'placement', 'open_workers']
 
@@ -23,6 +23,7 @@ def gpu_count(devices:list)->int:
     "How many of `devices` are CUDA devices."
     return sum(str(d).startswith('cuda') for d in devices)
 
+# %% ../nbs/05a_pool.ipynb #d420f3e0
 class Workers:
     "What every engine offers its caller: subclass it, set `devices`, `gpus` and `metadata`, and write `map`."
     devices:list # One entry per worker, as the engine names them ('cpu', 'cuda:1', 'ray:gpu0'); known once entered
@@ -47,6 +48,7 @@ def task_key(task, i:int)->str:
     "How a task is named in messages: its `key` when it has one."
     return str(getattr(task, 'key', f'task {i}'))
 
+# %% ../nbs/05a_pool.ipynb #d52240ca
 class InlineWorker(Workers):
     "One worker in this process: it loads on enter, and tasks run one after another."
     def __init__(self,
@@ -100,18 +102,18 @@ class RunFailed(ImgprepError):
     exit_status = 1
 
 # %% ../nbs/05a_pool.ipynb #p0poolcode
-FAULT_ENV = 'IMGPREP_WORKER_FAULT'
-
 def _stall(parent:int):
     "Test hook: hold the task just taken, doing nothing, until killed or orphaned."
     while os.getppid() == parent: time.sleep(0.05)
     os._exit(1)
 
+# %% ../nbs/05a_pool.ipynb #50435d00
 def adopt_kinds(kinds:tuple):
     "Register those of `kinds` this process lacks: a kind the parent registered at run time is unknown to a fresh interpreter."
     for k in kinds:
         if k.name not in KINDS: register_kind(k)
 
+# %% ../nbs/05a_pool.ipynb #dfa4859a
 def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple=(), parent:int|None=None, by_signal:bool=False):
     "Body of one worker process: die with `parent`, register the parent's kinds it lacks, load, report ready, do tasks from `tasks` until None."
     parent = parent or os.getppid()
@@ -134,17 +136,19 @@ def _worker(rank:int, device:str, spec, threads:int, tasks, results, kinds:tuple
         i,task = item
         taken += 1
         results.put(('start', rank, i, None))
-        if os.environ.get(FAULT_ENV) == f'{rank}:{taken}': _stall(parent)
+        if fault(f'task{rank}') == 'STALL': _stall(parent)
         if hasattr(worker, 'report'): worker.report = lambda n, i=i: results.put(('progress', rank, i, n))
         try: results.put(('done', rank, i, worker(task)))
         except Exception as e: return results.put(('failed', rank, i, _failure(e)))
     worker.close()
     _leave(results)
 
+# %% ../nbs/05a_pool.ipynb #592b7f2c
 def _failure(e:Exception)->tuple:
     "What a worker sends of an exception: its line, and whether the run failed rather than was refused (a process of the worker died)."
     return one_line(e), isinstance(e, RunFailed)
 
+# %% ../nbs/05a_pool.ipynb #5cae52e2
 def _leave(results):
     "End a worker whose work is sent: flush, then exit at once. Tearing down torch and the model libraries takes a second or more per process, and a finished worker has nothing left to tear down."
     sys.stdout.flush(); sys.stderr.flush()
@@ -158,6 +162,7 @@ class Echo:
         if device == 'nowhere': raise ImgprepError('cannot load on nowhere')
         return _EchoWorker(device)
 
+# %% ../nbs/05a_pool.ipynb #b0d2ea6c
 class _EchoWorker:
     def __init__(self, device): self.device = device
     def metadata(self): return dict(what='echo')
@@ -235,6 +240,7 @@ def _next(self:WorkerPool)->tuple:
             raise (RunFailed if failed else ImgprepError)(f"worker {r} ({self.devices[r]}): {line if key is None or key in line else f'{key}: {line}'}")
         return msg
 
+# %% ../nbs/05a_pool.ipynb #cf46ca69
 @patch
 def _died(self:WorkerPool, r:int):
     raise RunFailed(f'worker {r} ({self.devices[r]}, pid {self.procs[r].pid}) died with exit code {self.procs[r].exitcode} '
@@ -292,7 +298,7 @@ class Placement:
     engine:str = 'local' # A name in `ENGINES`
     device:str = 'auto' # 'auto', 'cpu', 'cuda', 'cuda:1', 'mps' (local engine)
     workers:int = 1 # Worker processes on `device` when not on several GPUs (local engine)
-    num_gpus:int|None = 0 # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU, when there are several (local engine)
+    num_gpus:int|None = None # One worker per GPU on cuda:0..num_gpus-1; None: every visible GPU, when there are several (local engine)
     threads:int|None = None # torch CPU threads per worker (local engine; default: cores / workers, one worker: unchanged)
     address:str|None = None # The cluster an engine joins (ray: auto, HOST:PORT or local; None: the engine's default, auto for ray)
 
@@ -300,6 +306,7 @@ class Placement:
         "How many workers of the run share this machine's cores: the local engine's workers, one for an engine that places them itself."
         return len(worker_devices(self.device, self.workers, self.num_gpus)) if self.engine == 'local' else 1
 
+# %% ../nbs/05a_pool.ipynb #23431d5a
 def local_workers(
     spec, # Has `worker(device)`
     placement:Placement, # Its device, workers, GPUs and threads
@@ -316,12 +323,7 @@ class Engine:
     factory:Callable|str # `factory(spec, placement, meanwhile) -> Workers`, or its 'module:name'
     check:Callable|str|None = None # Raises `ImgprepError` saying what to install when the engine cannot run here; or its 'module:name'
 
-def _resolve(o:Callable|str)->Callable:
-    "`o`, or the object a 'module:name' string names."
-    if not isinstance(o, str): return o
-    mod,_,name = o.partition(':')
-    return getattr(importlib.import_module(mod), name)
-
+# %% ../nbs/05a_pool.ipynb #8b50ff46
 ENGINES = {} # name -> Engine
 
 def register_engine(
@@ -333,6 +335,7 @@ def register_engine(
     ENGINES[name] = Engine(factory, check)
     return ENGINES[name]
 
+# %% ../nbs/05a_pool.ipynb #d61b79a7
 def unregister_engine(name:str):
     "Remove an engine (tests)."
     ENGINES.pop(name, None)
@@ -346,6 +349,7 @@ def usable_cores()->int:
     try: return len(os.sched_getaffinity(0))
     except AttributeError: return os.cpu_count() or 1
 
+# %% ../nbs/05a_pool.ipynb #c1561db7
 def check_counts(
     workers:int=1, # `--workers`
     num_gpus:int|None=0, # `--num-gpus` (None: not given)
@@ -360,21 +364,22 @@ def check_counts(
 
 # %% ../nbs/05a_pool.ipynb #e19510556
 def placement(
-    engine:str|None=None, # A name in `ENGINES` (default: local; ray with `ray`)
-    ray:str|None=None, # `--ray ADDRESS`: the ray engine, joining ADDRESS
-    device:str='auto', # Device of the local engine's workers
-    workers:int=1, # The local engine's worker processes
-    num_gpus:int|None=0, # The local engine's GPUs
-    threads:int|None=None, # torch CPU threads per local worker
+    engine:str|None=None, # Where the workers run: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
+    ray:str|None=None, # Run on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
+    device:str='auto', # auto, cpu, cuda, cuda:N or mps: where the workers run when not on several GPUs
+    workers:int=1, # Worker processes on --device when not on several GPUs, each with its own models (on the CPU: cores / workers threads each)
+    num_gpus:int|None=None, # Workers on cuda:0..N-1, one per GPU (default: every visible GPU, when there are several)
+    threads:int|None=None, # torch CPU threads per worker (default: cores / workers; one worker: unchanged)
 )->Placement:
     "The placement flags as a `Placement`; counts that make no sense, an unknown engine, or one that cannot run here, stop the run in one line."
     check_counts(workers, num_gpus, threads)
     if ray and engine not in (None, 'ray'): raise ImgprepError(f'--engine {engine} and --ray {ray}: give one of them (--ray ADDRESS is --engine ray)')
     engine = 'ray' if ray else engine or 'local'
     if engine not in ENGINES: raise ImgprepError(f"unknown --engine {engine!r}; choose from {', '.join(ENGINES)}")
-    if (check := ENGINES[engine].check) is not None: _resolve(check)()
+    if (check := ENGINES[engine].check) is not None: resolved(check)()
     return Placement(engine, device, workers, num_gpus, threads, ray)
 
+# %% ../nbs/05a_pool.ipynb #ebe05126
 def open_workers(
     spec, # Has `worker(device)` (picklable for an engine that starts processes); None: nothing to compute
     where:Placement|str='local', # A `Placement`, or an engine's name with the other settings at their defaults
@@ -384,4 +389,4 @@ def open_workers(
     if spec is None: return InlineWorker(Idle(), ['cpu'], meanwhile=meanwhile)
     p = Placement(where) if isinstance(where, str) else where
     if p.engine not in ENGINES: raise ImgprepError(f"unknown engine {p.engine!r}; choose from {', '.join(ENGINES)}")
-    return _resolve(ENGINES[p.engine].factory)(spec, p, meanwhile)
+    return resolved(ENGINES[p.engine].factory)(spec, p, meanwhile)

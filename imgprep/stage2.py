@@ -4,34 +4,35 @@
 
 # %% ../nbs/06d_stage2.ipynb #b451bc0b
 from __future__ import annotations
-import argparse, fcntl, json, os, shutil, signal, sys, threading
+import argparse, json, os, shutil, signal, sys, threading
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from fastcore.basics import chunked
+from fastcore.meta import delegates
 
-from .core import (ImgprepError, ImageIdError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, fault, format_counters, lock_holder, iter_jsonl, logger, read_regular, remove_temps, run_cli, shown, temp_path, validate_image_id)
+from .core import (ImgprepError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
+                          exclusive_dir, fault, flocked, format_counters, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps,
+                          run_cli, shown, temp_path)
 from .kinds import KINDS, Stage2Layout, kind_of
-from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, check_encoders, inline_arrays, kind_settings, npy_problem, read_encoders, record_problem,
-                            stale_kinds, tree_kinds)
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, check_room, estimate_writes,
-                          inline_embedding, inline_fields, models_needed, quiet, stage2_run)
-from .encode import NOTES_DIR, EncodeSpec, EncodeTask, Probe, read_notes
-from .commit import ORPHANS_DIR, Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings, set_aside
-from .pool import Placement, Workers, open_workers, placement
+from .format import inline_embedding, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, check_encoders, read_encoders, tree_kinds
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed, quiet,
+                          stage2_run)
+from .room import check_room, estimate_writes
+from .encode import EncodeSpec, EncodeTask, Probe, read_notes
+from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings
+from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, part_lock
-from .storage import is_url, local_path, shown_url
+from .verify import verify_stage2
+from .storage import local_path, place, relative_place, shown_url
 
 # %% auto #0
-__all__ = ['TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE', 'VERIFY_PROBLEMS',
-           'recorded_images_root', 'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode',
-           'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'v2_problem', 'verify_stage2',
-           'stage2_parser', 'main']
+__all__ = ['TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE', 'recorded_images_root',
+           'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode', 'check_writable', 'run_stage2',
+           'nothing_usable', 'mark_checked', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
@@ -43,18 +44,9 @@ def recorded_images_root(
     except (UnreadableFile, ValueError): return None
     root = d.get('images_root') if isinstance(d, dict) else None
     if not isinstance(root, str): return None
-    return root if is_url(root) else Path(jsonl).parent/root
+    return relative_place(root, Path(jsonl).parent)
 
 # %% ../nbs/06d_stage2.ipynb #s2lockscode
-def _flock(path:Path, how:int, refusal:str)->int:
-    "An open descriptor of `path` locked `how` (shared or exclusive, never waiting), or `ImgprepError(refusal)`."
-    fd = os.open(path, os.O_RDONLY | (os.O_CREAT if not path.is_dir() else 0), 0o644)
-    try: fcntl.flock(fd, how | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ImgprepError(refusal) from None
-    return fd
-
 @contextmanager
 def run_lock(
     base:Path, # The Stage 2 base directory
@@ -65,11 +57,8 @@ def run_lock(
     if part is None:
         with exclusive_dir(base, 'imgprep_stage2'): yield
         return
-    fds = [_flock(base, fcntl.LOCK_SH, f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it')]
-    try:
-        with part_lock(base, part): yield  # its done marker (`cluster.mark_done`) is written at its end, inside the lock
-    finally:
-        for fd in fds: os.close(fd)
+    refusal = lambda: f'{base}: {lock_holder(base) or "a committing imgprep_stage2 run"} is using it; run the parts before or after it'
+    with flocked(base, refusal, shared=True), part_lock(base, part): yield  # its done marker (`cluster.mark_done`) is written at its end, inside the lock
 
 # %% ../nbs/06d_stage2.ipynb #eaa98207d
 TASK = 16 # records per encode task: the fewest where workers report progress inside a task, the most where they do not
@@ -91,6 +80,7 @@ class _Chunk:
     items:dict # line -> Item
     waiting:int # Tasks not back yet
 
+# %% ../nbs/06d_stage2.ipynb #b532dba3
 def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
     "Steps 1 and 2 for a chunk: its usable records as `Item`s (bad ones counted, and dropped in the journal's entries), inline arrays written."
     slots,items = [],[]
@@ -115,6 +105,7 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
                 fault(kind)
     return slots, items
 
+# %% ../nbs/06d_stage2.ipynb #d1264b99
 def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1, reports_progress:bool=True):
     "The encode tasks of every chunk, planned and journaled as the workers ask for them."
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
@@ -155,10 +146,12 @@ def on_disk(run:Planner)->Counter:
     c.update({f'new_{k}': run.written[k] - c[f'new_{k}'] for k in run.kinds if run.written[k] > c[f'new_{k}']})
     return c
 
+# %% ../nbs/06d_stage2.ipynb #de92e3bf
 def _progress_line(c:Counter, kinds:tuple)->str:
     return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
             f"new .npy: {', '.join(str(c['new_' + k]) + ' ' + k for k in kinds)}")
 
+# %% ../nbs/06d_stage2.ipynb #822f6a5d
 _tick_lock = threading.Lock()
 
 @contextmanager
@@ -175,6 +168,7 @@ def _ticking(progress:Progress):
         done.set()
         t.join()
 
+# %% ../nbs/06d_stage2.ipynb #5f2c9c57
 @contextmanager
 def _warnings_above(progress:Progress):
     "On a terminal bar, print imgprep's warnings above the bar instead of through it."
@@ -223,6 +217,7 @@ def inline_cosines(
     (_,got,_), = workers.map([Probe(kind, [p for p,_ in picks])])
     return [float(a @ v / max(float(np.linalg.norm(a)*np.linalg.norm(v)), 1e-30)) for a,(_,v) in zip(got, picks) if a is not None]
 
+# %% ../nbs/06d_stage2.ipynb #a1fa565c
 def _check_inline(run:Planner, kind:str, workers, n:int)->dict:
     "Compare up to `n` inline vectors with the model's; `ImgprepError` below `INLINE_MIN_COSINE`."
     if not (cos := inline_cosines(run, kind, workers, n)): return {}
@@ -239,15 +234,17 @@ def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_ro
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
         raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')
-    if not is_url(images_root) and not Path(images_root).is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
+    if isinstance(root := place(images_root, '--images-root'), Path) and not root.is_dir(): raise FileNotFoundError(f'--images-root {images_root}: no such directory; give the directory image_path is relative to')
     check_free_disk(lay.base, min_free_gb)
 
+# %% ../nbs/06d_stage2.ipynb #f9f13cbf
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
     "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
     if kind not in computed and kind_of(kind).inline: return False
     # a part looks again: the list it made at its start misses what a part that ran meanwhile has made
     return bool(run.have[kind] if kind in run.have and run.part is None else run.lay.existing_ids(kind))
 
+# %% ../nbs/06d_stage2.ipynb #e5de27fc
 def with_decode(
     described:dict, # A run's `encoders.json` from `describe_encoders`
     reduced_decode:bool, # Whether the run decodes JPEGs at reduced scale for the kinds that take a small input
@@ -261,6 +258,7 @@ def with_decode(
         if gpu_decode and cls.tensor_preparer is not Encoder.tensor_preparer: v['gpu_decode'] = True
     return described
 
+# %% ../nbs/06d_stage2.ipynb #e57c100b
 def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool=False)->tuple:
     "(encoders.json as recorded, as it will be): this run's settings for the kinds it makes or the tree records, checked against the tree's."
     from imgprep.models import describe_encoders
@@ -276,6 +274,7 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
     merged = check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
     return recorded, {**merged, MADE_FROM_CHECKED: True} if recorded is None and not present else merged  # a new tree: every made_from will be written as made
 
+# %% ../nbs/06d_stage2.ipynb #983a6554
 def _images_found(need:dict, root:Path):
     "Stop before any work when not one of the images the run would encode is under the images root."
     if need['images_found'] == 0 and need['images_missing']:
@@ -292,26 +291,22 @@ def _binding(run:Planner, recorded:dict|None, current:dict, present:tuple)->dict
                    "this run's settings replace them")
     return {**recorded, 'kinds': {k: v for k,v in known.items() if k not in unbound}}
 
+# %% ../nbs/06d_stage2.ipynb #7c4512fb
 def _others_running(run:Planner)->bool:
     "Is another part of the tree running (its lock held)? Its settings bind before it has written an array."
     mine = f'part-{run.part[0]}-of-{run.part[1]}.lock' if run.part else None
     for p in (run.lay.base/PARTS_DIR).glob('part-*.lock'):
-        if p.name == mine: continue
-        try: os.close(_flock(p, fcntl.LOCK_EX, ''))
-        except ImgprepError: return True
+        if p.name != mine and lock_taken(p): return True
     return False
 
+# %% ../nbs/06d_stage2.ipynb #83befbd6
 def _record_settings(run:Planner, needed:list, dtype:str, accept:list, device:str, reduced_decode:bool):
     "Check this run's settings against the tree's and record them, as one step: parts do it one at a time, so two cannot both pass and then differ."
-    fd = os.open(run.lay.base/PARTS_DIR, os.O_RDONLY) if run.part else None  # a committing run has the tree to itself already
-    try:
-        if fd is not None: fcntl.flock(fd, fcntl.LOCK_EX)  # held for a read, a compare and a small write
+    with flocked(run.lay.base/PARTS_DIR) if run.part else nullcontext():  # held for a read, a compare and a small write; a committing run has the tree to itself
         recorded,merged = _settings(run, needed, dtype, accept, device, reduced_decode)
         if MADE_FROM in (accept or ()) and merged is not None and not merged.get(MADE_FROM_CHECKED):  # the user vouches for an older tree
             merged = {**merged, MADE_FROM_CHECKED: True, 'accepted': [*merged.get('accepted', []), dict(field=MADE_FROM)]}
         if merged != recorded: atomic_write_json(run.lay.base/ENCODERS_NAME, merged)
-    finally:
-        if fd is not None: os.close(fd)
 
 # %% ../nbs/06d_stage2.ipynb #s2workers
 def check_writable(
@@ -325,6 +320,7 @@ def check_writable(
         raise
     os.unlink(p)
 
+# %% ../nbs/06d_stage2.ipynb #b0a1107b
 ON_A_FILESYSTEM = ('the Stage 2 tree needs atomic renames, locks and cheap listings that an object store lacks; '
                    'keep it on a disk every worker reaches, and put the shards in the bucket (imgprep_shard --output-dir s3://...)')
 
@@ -336,6 +332,7 @@ def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_
                       {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode, run.run.storage_options,
                       run.run.gpu_decode)
 
+# %% ../nbs/06d_stage2.ipynb #84204cb4
 def _prepared(described:Stage2Run, jsonl:Path)->tuple:
     "Inside the lock: the tree writable, a journal a killed run left merged, arrays made with other settings set aside; (the run's `Planner`, the Stage 1 backup or None)."
     lay = described.lay
@@ -350,6 +347,7 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
     refuse_other_settings(planner)  # arrays made with other settings are set aside, before the run counts what it must make
     return planner, backup
 
+# %% ../nbs/06d_stage2.ipynb #445834ad
 def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str, reduced_decode:bool)->Callable:
     "The run's own start-up work, done while the workers load their models."
     def f():
@@ -358,6 +356,7 @@ def _meanwhile(run:Planner, needed:list, dtype:str, accept:list|None, device:str
             if kind_of(k).input == 'caption': run.tokenizer(k)  # the plan counts caption tokens with it
     return f
 
+# %% ../nbs/06d_stage2.ipynb #3436fe6a
 def _needed(run:Planner, check_inline:int|None)->tuple:
     "(the kinds whose models the run loads, inline vectors to check): the kinds with arrays to compute, and one whose inline vectors are checked."
     needed = models_needed(run)
@@ -367,9 +366,10 @@ def _needed(run:Planner, check_inline:int|None)->tuple:
     return needed, n_check
 
 # %% ../nbs/06d_stage2.ipynb #ba0a841d
+@delegates(placement)
 def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
-    output_base_dir:str|Path|None=None, # Where the JSONL and the kinds' directories go (default: beside the JSONL)
+    derived_dir:str|Path|None=None, # The Stage 2 tree: where the JSONL and the kinds' directories go (default: beside the JSONL)
     images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
     kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl) (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
@@ -384,15 +384,9 @@ def run_stage2(
     t5xxl_length:int|None=None, # The same as --option t5xxl.max_length=...: tokens of the T5-XXL states, 512 (default) for FLUX.1-dev, 256 for FLUX.1-schnell
     batch_size:int=4, # Images per model call on a GPU (one at a time on the CPU)
     t5_batch_size:int=64, # Captions per model call of the text encoders on a GPU (one at a time on the CPU)
-    device:str='auto', # auto, cpu, cuda, cuda:N or mps
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16
-    num_gpus:int|None=None, # Workers on cuda:0..N-1 (default: every visible GPU, when there are several)
-    workers:int=1, # Worker processes on --device when not on several GPUs, each with its own models (on the CPU: cores / workers threads each)
-    threads:int|None=None, # torch CPU threads per worker (default: cores / workers)
     max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.batches.MAX_BATCH_PIXELS, 16 MP)
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different; recorded, so a tree is made one way
-    ray:str|None=None, # Encode on a Ray cluster: auto (the running one), HOST:PORT, or local (one started on this machine); needs pip install -e ".[ray]"
-    engine:str|None=None, # Where the encode step runs: local (this machine; the default), ray (the running Ray cluster, as --ray auto: it joins one and starts none), or an engine added with imgprep.pool.register_engine; with --ray, ray or nothing
     recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype; unknown; or made_from, to vouch for an older tree's made_from (repeatable)
@@ -403,12 +397,13 @@ def run_stage2(
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
     gpu_decode:bool=False, # Decode JPEGs on the GPU (torchvision's nvJPEG) for DINOv3 when only it wants them; other files, and any the GPU fails, on the CPU; recorded, so a tree is made one way
     storage_options:str|None=None, # fsspec options of a URL --images-root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
+    **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
     "Migrate a Stage 1 JSONL to Stage 2 and make the missing arrays; resumable, idempotent, loss-proof."
     jsonl = local_path(jsonl, '--jsonl', ON_A_FILESYSTEM)
-    lay = Stage2Layout(local_path(output_base_dir, '--output-base-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
+    lay = Stage2Layout(local_path(derived_dir, '--derived-dir', ON_A_FILESYSTEM) or jsonl.parent, jsonl.name)
     if verify or move_orphans: return verify_stage2(lay.base, lay.jsonl_name, move_orphans)
-    where = placement(engine, ray, device, workers, num_gpus, threads)  # an engine that cannot run here (Ray not installed) says so now
+    where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
                      t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options, recheck=recheck, gpu_decode=gpu_decode)
@@ -420,9 +415,9 @@ def run_stage2(
         if any(kind_of(k).input == 'image' and planner.computes(k) for k in planner.kinds): _images_found(need, planner.images_root)
         needed,n_check = _needed(planner, check_inline)
         spec = _encode_spec(planner, needed, dtype, batch_size, t5_batch_size, max_batch_pixels, reduced_decode)
-        with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, device, reduced_decode)) as pool:
+        with open_workers(spec, run.placement, _meanwhile(planner, needed, dtype, accept, where.device, reduced_decode)) as pool:
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
-            _record_settings(planner, needed, dtype, accept, device, reduced_decode)  # the hub models are in the cache now
+            _record_settings(planner, needed, dtype, accept, where.device, reduced_decode)  # the hub models are in the cache now
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
             _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
     if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
@@ -433,11 +428,13 @@ def nothing_usable(counts:dict)->bool:
     "True when a run kept no record: there was none, or every one was dropped."
     return 'total' in counts and counts['total'] == sum(counts[k] for k in BAD_RECORD_KINDS)
 
+# %% ../nbs/06d_stage2.ipynb #d9987c21
 def _clean(lay:Stage2Layout, kinds:tuple):
     "Remove what killed writers left: `.npy` temporaries, and temporaries of the JSONL and its backup."
     for k in kinds: remove_temps(lay.dir(k))
     for p in lay.base.glob(f'.{lay.jsonl.name}.*.tmp'): p.unlink(missing_ok=True)
 
+# %% ../nbs/06d_stage2.ipynb #dc1983c7
 def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None=None, bar:bool|None=False):
     "Make the directories, plan, journal and encode every chunk, then merge the journal and fold the notes (also when interrupted)."
     run.lay.makedirs(run.kinds)
@@ -469,6 +466,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     if committing: mark_checked(run)
     else: mark_done(run.lay.base, run.part, +run.counts)  # the part has done its share: `imgprep_parts` says so
 
+# %% ../nbs/06d_stage2.ipynb #2209e30c
 UNMADE = ('missing_image', 'unreadable_image', 'corrupt_image', 'size_mismatch', 'encode_failed') # counters of arrays a run could not make
 
 def mark_checked(
@@ -480,6 +478,7 @@ def mark_checked(
     if run.part is not None or enc is None or enc.get(MADE_FROM_CHECKED) or any(run.counts[k] for k in UNMADE): return
     if not set(tree_kinds(enc, run.lay.base)) - set(run.recheck): atomic_write_json(where, {**enc, MADE_FROM_CHECKED: True})
 
+# %% ../nbs/06d_stage2.ipynb #5dd4407c
 def _commit(run:Planner, journal:Journal, backup:Path|None):
     "Merge the journal into the JSONL; fold the encode steps' notes, and remove what parts left; say so when the JSONL was replaced meanwhile."
     if _merge(journal.path, run.lay.jsonl, backup) == 'stale':
@@ -488,108 +487,16 @@ def _commit(run:Planner, journal:Journal, backup:Path|None):
     fold_notes(run.lay)
     shutil.rmtree(run.lay.base/PARTS_DIR, ignore_errors=True)
 
-# %% ../nbs/06d_stage2.ipynb #c5492f4c
-VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
-                   'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unrecorded_kind',
-                   'unchecked_made_from')
-
-def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
-    "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
-    if p := record_problem(rec, kinds=kinds, encoders=encoders): return p[1]
-    if (b := rec.get('aspect_bucket')) not in BUCKET_NAMES: return f'aspect_bucket {b!r} is not one of the seven buckets'
-    arrays = set(inline_arrays(rec))
-    if inline := [k for k in rec if k in inline_fields() or k in arrays]: return f'inline arrays left in the record: {", ".join(inline)}'
-
-def _npy_problem(kind:str, path:Path, rec:dict, settings:dict|None)->tuple|None:
-    "(counter, message) for a `.npy` that cannot be used as `rec`'s `kind` array, or None: `format.npy_problem`, the check `imgprep_shard` makes."
-    try: data = read_regular(path)
-    except UnreadableFile as e: return 'unreadable_npy', str(e)
-    if why := npy_problem(kind, data, rec, settings):
-        return {'dtype': 'bad_dtype', 'shape': 'bad_shape'}.get(why.split()[0], 'non_finite' if why.endswith('non-finite values') else 'unreadable_npy'), why
-
-# %% ../nbs/06d_stage2.ipynb #e0f07b43d
-def _missing_hint(kind:str)->str:
-    "What to do about a missing array: make it, or, when its image cannot be read, leave the image out."
-    if kind_of(kind).input != 'image': return 'imgprep_stage2 makes it'
-    return ('imgprep_stage2 makes it; if that run reports the image as missing_image or corrupt_image, run imgprep_ingest --decode '
-            'again to leave it out, then imgprep_stage2 --move-orphans to set its other arrays aside')
-
-# %% ../nbs/06d_stage2.ipynb #3cda6ae7
-def verify_stage2(
-    base:str|Path, # Stage 2 base directory
-    jsonl_name:str=JSONL_NAME, # Metadata file name in `base`
-    move_orphans:bool=False, # Move the `.npy` files no record names to `<base>/orphans/`
-)->dict: # Counters: `records`, `complete`, every kind in `VERIFY_PROBLEMS`, `missing_<kind>`, `problems` (their sum), `orphans_moved`
-    "Check a Stage 2 tree without changing it (but for `move_orphans`): records, the kinds' directories, and how they match."
-    lay = Stage2Layout(base, jsonl_name)
-    if not lay.jsonl.is_file(): raise FileNotFoundError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
-    enc = read_encoders(lay.base/ENCODERS_NAME)
-    kinds = tree_kinds(enc, lay.base)
-    c = Counter(dict.fromkeys(('records', 'complete', *VERIFY_PROBLEMS, *(f'missing_{k}' for k in kinds)), 0))
-    def bad(kind, where, msg): c[kind] += 1; logger.warning(f'{shown(where)}: {kind}: {msg}')
-    have = {k: lay.existing_ids(k) for k in kinds}
-    if enc is None and any(have.values()):
-        bad('no_encoders_json', lay.base/ENCODERS_NAME, 'missing, but arrays are on disk: which models, dtype and latent resolution made them is not '
-            'recorded; restore it, or let the next run record its settings with --accept unknown')
-    # a kind only extracted from Stage 1's inline vectors has no model to describe: only the others must have an entry
-    for k in [k for k in kinds if enc is not None and have[k] and not kind_of(k).inline and kind_settings(enc, k) is None and k not in accepted_unknown(enc)]:
-        bad('unrecorded_kind', lay.base/ENCODERS_NAME, f'has no entry for {k}, but {k} arrays are on disk: how they were made is not recorded; '
-            'restore the entry, or let the next run record its settings with --accept unknown')
-    ids = {}
-    recorded = False # some record says what its arrays were made from
-    for line,rec in iter_jsonl(lay.jsonl, c):
-        c['records'] += 1
-        recorded = recorded or MADE_FROM in rec
-        if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad)) is None: continue
-        ids[got[0]] = line
-        c['complete'] += got[1]
-    for kind in kinds:
-        for iid in sorted(have[kind] - ids.keys()):
-            bad('orphan_npy', lay.npy_path(kind, iid), 'no record has this image_id; imgprep_stage2 --move-orphans moves such files to '
-                f'{shown(lay.base/ORPHANS_DIR)}/ (kept, not deleted)')
-            if move_orphans:
-                set_aside(lay, kind, iid)
-                c['orphans_moved'] += 1
-    if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
-    if recorded and enc is not None and not enc.get(MADE_FROM_CHECKED):
-        bad('unchecked_made_from', lay.base/ENCODERS_NAME, "made by an imgprep that could record an edited caption's or a replaced photo's new input on the "
-            f"old array; imgprep_stage2 --recheck {','.join(kinds)} makes each array again, names those that differed, and records that the tree holds "
-            "(if no caption was edited and no photo replaced since the tree was made, --accept made_from records that instead)")
-    c['missing_npy'] = sum(c[f'missing_{k}'] for k in kinds)
-    return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
-
-# %% ../nbs/06d_stage2.ipynb #649830a0
-def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
-    "Check one record and its arrays: (its image_id, whether it is complete) when it has a usable id not seen before."
-    where = f'{lay.jsonl}:{line}'
-    if rec.get('format_version') != 2: bad('not_v2', where, f"format_version is {rec.get('format_version')!r}")
-    if why := v2_problem(rec, kinds, enc): bad('bad_fields', where, why)
-    iid = rec.get('image_id')
-    try: validate_image_id(iid)
-    except ImageIdError: return None  # `v2_problem` said so
-    if iid in ids: return bad('duplicate_image_id', where, f'image_id {iid!r} is already used by line {ids[iid]}')  # None
-    ok = not why and rec.get('format_version') == 2
-    for kind in kinds:
-        path = lay.npy_path(kind, iid)
-        if iid not in have[kind]: p = (f'missing_{kind}', f'{shown(path)} does not exist; {_missing_hint(kind)}')
-        else: p = _npy_problem(kind, path, rec, kind_settings(enc, kind)) if not why else None
-        if p: bad(p[0], path if iid in have[kind] else where, p[1])
-        ok = ok and not p and iid in have[kind]
-    for kind in [] if why else stale_kinds(rec, kinds):
-        if iid not in have[kind]: continue
-        bad('stale_npy', lay.npy_path(kind, iid), f'made from another {kind_of(kind).input} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
-        ok = False
-    return iid, ok
-
 # %% ../nbs/06d_stage2.ipynb #f367f58a
 def stage2_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_stage2`: the parameters of `run_stage2` (`cli_parser`)."
-    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), passes=dict(flag='--pass', metavar='PASS'),
+    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), derived_dir=dict(aliases=('--output-base-dir',)), passes=dict(flag='--pass', metavar='PASS'),
                       models=dict(flag='--model', metavar='KIND=ID'), options=dict(flag='--option', metavar='KIND.NAME=VALUE'), kinds=dict(metavar='KINDS'),
                       resolutions=dict(metavar='R,R'), t5xxl_length=dict(metavar='N'),
                       max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N|slurm'),
                       check_inline=dict(metavar='N'), accept=dict(metavar='FIELD'), progress_every=dict(metavar='N'))
 
+# %% ../nbs/06d_stage2.ipynb #40d8ea5c
 def _glued(argv:list, flags:tuple=('--part',))->list:
     "`--part -1/3` as `--part=-1/3`: argparse takes a value that starts with a dash for a flag, and would not say what is wrong with it."
     out = []
@@ -598,6 +505,7 @@ def _glued(argv:list, flags:tuple=('--part',))->list:
         else: out.append(a)
     return out
 
+# %% ../nbs/06d_stage2.ipynb #20cfa963
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_stage2`."
     argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])

@@ -21,7 +21,7 @@ from .loader import MANIFEST_MAX_BYTES, shard_kinds, shard_resolutions, tar_samp
 
 # %% auto #0
 __all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
-           'collect_stats', 'beside_shards', 'find_source', 'latent_stats', 'stats_parser', 'main']
+           'collect_stats', 'beside_shards', 'find_source', 'stats_source', 'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -61,12 +61,14 @@ def _load(loader, kind:str, where:str, counts:Counter)->np.ndarray|None:
         counts[f'unreadable_{kind}'] += 1
         logger.warning(f'{where}: {kind}: unreadable .npy ({e})')
 
+# %% ../nbs/08a_stats.ipynb #b112f1af
 def _npy_file(path:Path)->np.ndarray:
     "A `.npy` that is a regular file (`core.read_regular`), decoded without allocating more than it holds; errors name the path."
     b = read_regular(path)
     try: return load_npy_bytes(b)
     except ValueError as e: raise ValueError(f'{path}: {e}') from None
 
+# %% ../nbs/08a_stats.ipynb #b46dcef5
 def _bad_record(rec:dict, where:str, counts:Counter, kinds:tuple=DEFAULT_KINDS, encoders:dict|None=None)->bool:
     "Count and log a record that breaks the format's rules (`format.record_problem`): it never reaches a shard, so it stays out."
     if (why := record_problem(rec, kinds=kinds, encoders=encoders)) is None: return False
@@ -74,6 +76,7 @@ def _bad_record(rec:dict, where:str, counts:Counter, kinds:tuple=DEFAULT_KINDS, 
     logger.warning(f'{where}: {why[0]}: {why[1]}; left out of the statistics')
     return True
 
+# %% ../nbs/08a_stats.ipynb #384f1a41
 def stage2_kinds(
     jsonl:str|Path, # Stage 2 metadata JSONL
 )->tuple: # (kinds, encoders)
@@ -81,6 +84,7 @@ def stage2_kinds(
     enc = read_encoders(Path(jsonl).parent/ENCODERS_NAME)
     return tree_kinds(enc, Path(jsonl).parent), enc
 
+# %% ../nbs/08a_stats.ipynb #dc5823e6
 def stage2_samples(
     jsonl:str|Path, # Stage 2 metadata JSONL; the `.npy` directories sit beside it
     counts:Counter, # Incremented: `malformed_lines`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
@@ -109,6 +113,7 @@ def _readable_groups(tars:list, counts:Counter)->Iterator[dict]:
             counts['bad_shards'] += 1
             logger.warning(f"{e if str(e).startswith(str(t)) else f'{t}: {e}'}; a damaged shard, read no further: remake it with imgprep_shard")
 
+# %% ../nbs/08a_stats.ipynb #4ad7466a
 def shard_samples(
     tars:list, # Shard paths
     counts:Counter, # Incremented: `bad_shards`, `bad_json`, the record reasons of `format.REASONS`, `missing_<kind>`, `unreadable_<kind>`
@@ -148,6 +153,7 @@ def _usable(kind:str, arr:np.ndarray|None, where:str, counts:Counter, rec:dict|N
     counts[f'bad_{kind}'] += 1
     logger.warning(f'{where}: {kind}: {msg}; left out of the statistics')
 
+# %% ../nbs/08a_stats.ipynb #e8c36790
 def _tokens(mask, where:str, counts:Counter, kind:str='t5', settings:dict|None=None)->int|None:
     "Number of ones in a valid mask of `kind` (`format.mask_problem`), else None (counted as `bad_mask`)."
     mask = mask.tolist() if isinstance(mask, np.ndarray) else mask
@@ -155,6 +161,7 @@ def _tokens(mask, where:str, counts:Counter, kind:str='t5', settings:dict|None=N
     counts['bad_mask'] += 1
     logger.warning(f'{where}: {why}')
 
+# %% ../nbs/08a_stats.ipynb #932e582d
 def _summary(values:list)->dict|None:
     v = np.asarray(values, np.float64)
     return dict(mean=float(v.mean()), std=float(v.std()), min=float(v.min()), max=float(v.max())) if len(v) else None
@@ -165,6 +172,7 @@ def _moments_summary(m:Moments)->dict|None:
     return dict(channels=len(m.mean), values_per_channel=m.n, mean=m.mean.tolist(), std=m.std.tolist(),
                 min=m.min.tolist(), max=m.max.tolist(), overall=dict(zip(('mean', 'std'), m.overall())))
 
+# %% ../nbs/08a_stats.ipynb #e53b0588
 def latent_resolutions(
     kinds:tuple=DEFAULT_KINDS, # The kinds measured
     encoders:dict|None=None, # How their arrays were made (`encoders.json`)
@@ -173,12 +181,14 @@ def latent_resolutions(
     return {('original' if (kind_settings(encoders, k) or {}).get('resolution') == 'original' else str(r)): k
             for r,k in shard_resolutions(kinds, encoders).items()}
 
+# %% ../nbs/08a_stats.ipynb #a7329be5
 def stat_names(
     kinds:tuple=DEFAULT_KINDS, # The kinds measured
 )->dict: # kind -> what is measured: 'moments' (latents), 'norm' (pooled vectors), 'tokens' (masks) or several
     "What `collect_stats` measures of each kind, from its description: moments of a latent, the norm of a vector, the tokens of a mask."
     return {k.name: [w for w,yes in (('moments', k.spatial), ('norm', len(k.shape) == 1), ('tokens', k.mask)) if yes] for k in map(kind_of, kinds)}
 
+# %% ../nbs/08a_stats.ipynb #da5c19d7
 def collect_stats(
     samples:Iterator[dict], # From `stage2_samples` or `shard_samples`
     counts:Counter, # Shared with the sample source; the usable/non-finite/bad counters are added here
@@ -219,6 +229,7 @@ def beside_shards(
     d = d.absolute()
     return d.parent/f'{d.name}.{STATS_NAME}'
 
+# %% ../nbs/08a_stats.ipynb #3373104c
 def _shard_set(tar:Path)->tuple:
     "(kinds, encoders) of the shard set a shard belongs to, from the manifest of its directory (`<dir>/bucket_<WxH>/shard-*.tar`)."
     d = Path(tar).parent.parent
@@ -227,6 +238,7 @@ def _shard_set(tar:Path)->tuple:
     enc = m.get('encoders') if isinstance(m, dict) else None
     return shard_kinds(d), enc if isinstance(enc, dict) else None
 
+# %% ../nbs/08a_stats.ipynb #cbada6c2
 def find_source(
     path:str|Path, # Stage 2 base directory or JSONL, shards directory, or one .tar
 )->tuple: # ('stage2', jsonl) or ('shards', [tar paths]), and the default output path
@@ -239,12 +251,25 @@ def find_source(
     raise FileNotFoundError(f'{p}: neither a Stage 2 tree (no {JSONL_NAME}) nor a directory of .tar shards; '
                             'run imgprep_stage2 or imgprep_shard first')
 
+# %% ../nbs/08a_stats.ipynb #a560b121
+def stats_source(
+    path:str|Path|None, # What was given without a flag
+    derived_dir:str|Path|None, # `--derived-dir`
+)->str|Path:
+    "What to measure: the Stage 2 tree `--derived-dir` names, or `path`; exactly one of them."
+    if (path is None) == (derived_dir is None): raise ImgprepError('give a Stage 2 tree (--derived-dir DIR) or a shard set or tree as PATH, one of them')
+    if derived_dir is not None and find_source(derived_dir)[0] != 'stage2': raise ImgprepError(f'--derived-dir {derived_dir}: a shard set, not a Stage 2 tree; give it as PATH')
+    return path if derived_dir is None else derived_dir
+
+# %% ../nbs/08a_stats.ipynb #a29e415b
 def latent_stats(
-    path:str|Path, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
+    path:str|Path|None=None, # Stage 2 base directory or JSONL, a directory of shards, or one .tar
     output:str|Path|None=None, # Where to write the JSON (default: latent_stats.json in a Stage 2 tree; beside a shard set's directory, <dir>.latent_stats.json)
     progress_every:int=1000, # Print a progress line every this many samples (0: never)
+    derived_dir:str|Path|None=None, # The Stage 2 tree to measure, as the other commands name it (instead of PATH)
 )->dict: # What was written to `output`
-    "Stream the statistics of `path` and write them atomically to `output`."
+    "Stream the statistics of `path` (or of the tree at `derived_dir`) and write them atomically to `output`."
+    path = stats_source(path, derived_dir)
     kind,src,default = find_source(path)
     counts = Counter()
     kinds,enc = stage2_kinds(src) if kind == 'stage2' else _shard_set(src[0])
@@ -262,14 +287,16 @@ def stats_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_stats`: `latent_stats`'s parameters, `path` without a flag."
     return cli_parser(latent_stats, 'imgprep_stats', positional=('path',))
 
+# %% ../nbs/08a_stats.ipynb #6e3e378c
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
-    "Command line entry point of `imgprep_stats PATH [--output FILE] [--progress-every N]`."
+    "Command line entry point of `imgprep_stats PATH|--derived-dir DIR [--output FILE] [--progress-every N]`."
     a = stats_parser().parse_args(argv)
     def stats()->dict:
-        out = a.output or find_source(a.path)[2]  # said on the counters line: where the file went
-        return {**latent_stats(a.path, out, a.progress_every)['counts'], 'output': str(out)}
+        path = stats_source(a.path, a.derived_dir)
+        out = a.output or find_source(path)[2]  # said on the counters line: where the file went
+        return {**latent_stats(path, out, a.progress_every)['counts'], 'output': str(out)}
     run_cli('imgprep_stats', stats)
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stats`, not a notebook run

@@ -11,13 +11,13 @@ from urllib.parse import unquote, urlsplit
 
 from fastcore.basics import patch
 
-from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line
+from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line, shown
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
            'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
            'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store', 'Folder',
-           'open_place', 'store_log']
+           'open_place', 'relative_place', 'shown_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -28,6 +28,7 @@ def is_url(
     "True when `p` is a string of the form `scheme://...`."
     return isinstance(p, str) and _URL.match(p) is not None
 
+# %% ../nbs/00b_storage.ipynb #682830ba
 def url_scheme(
     url:str, # A URL (`is_url`)
 )->str:
@@ -68,6 +69,7 @@ def _secrets(opts, key:str='')->list:
     if isinstance(opts, (list, tuple)): return [s for v in opts for s in _secrets(v, key)]
     return [opts] if isinstance(opts, str) and len(opts) >= 4 else []
 
+# %% ../nbs/00b_storage.ipynb #59a3f264
 def scrub(
     msg:str, # A message that may quote a URL or a request
     opts:dict|None=None, # The storage options in use
@@ -100,6 +102,7 @@ class StoreError(ImgprepError):
         super().__init__(msg)
         if exit_status is not None: self.exit_status = exit_status
 
+# %% ../nbs/00b_storage.ipynb #462ab512
 def _filesystem_class(url:str):
     "The fsspec class of `url`'s scheme; one line when the scheme is unknown or its library is not installed."
     shown,scheme = shown_url(url),url_scheme(url)
@@ -109,6 +112,7 @@ def _filesystem_class(url:str):
     except ImportError: raise ImgprepError(f'{shown}: {scheme}:// URLs need the cloud extra; install it with {CLOUD_EXTRA}') from None
     except ValueError: raise ImgprepError(f'{shown}: unknown URL scheme {scheme!r}; give a local path or an fsspec URL such as s3://bucket/prefix or gs://bucket/prefix') from None
 
+# %% ../nbs/00b_storage.ipynb #c8d88bf5
 def filesystem(
     url:str, # An fsspec URL such as `s3://bucket/prefix`
     storage_options:str|dict|None=None, # See `parse_options`
@@ -160,6 +164,7 @@ def place(
         raise ImgprepError(f'{flag} {shown}: {scheme}:// is not an object store; give a local path or an s3:// (S3, R2, MinIO) or gs:// URL')
     return p
 
+# %% ../nbs/00b_storage.ipynb #12966120
 def _known(scheme:str)->bool:
     "Whether fsspec knows `scheme` (its library installed or not)."
     try: from fsspec.registry import known_implementations, registry
@@ -175,6 +180,7 @@ def no_bucket(
     "Whether `e` says the bucket does not exist (in the store's own words: a key such as `bucket_1024x1024/...` is not a bucket)."
     return isinstance(e, FileNotFoundError) and any(isinstance(a, str) and _NO_BUCKET.search(a) for a in e.args)
 
+# %% ../nbs/00b_storage.ipynb #25f2a521
 _CONNECTION = {'EndpointConnectionError', 'ConnectionError', 'ConnectTimeoutError', 'ReadTimeoutError', 'ClientConnectorError',
                'ServerDisconnectedError', 'ClientOSError', 'TimeoutError', 'ConnectionRefusedError', 'ResponseStreamingError'}
 
@@ -240,6 +246,7 @@ def info(self:Store, rel:str)->dict|None:
     if i.get('type') == 'directory': return None
     return dict(size=i['size'], etag=_etag(i))
 
+# %% ../nbs/00b_storage.ipynb #a0f0d696
 def _etag(i:dict): return i.get('ETag') or i.get('etag') or i.get('md5Hash') or i.get('mtime')
 
 @patch
@@ -254,6 +261,7 @@ def files(self:Store)->list:
     n = len(self.root) + 1
     return sorted(p[n:] for p in found if p.startswith(self.root + '/'))
 
+# %% ../nbs/00b_storage.ipynb #a1817c22
 @patch
 def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
     "The object `rel` whole; `FileNotFoundError` naming its URL when there is none, `StoreError` when it is larger than `max_bytes`."
@@ -262,11 +270,13 @@ def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
     if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{shown_url(self.url_of(rel))}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
     with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
 
+# %% ../nbs/00b_storage.ipynb #9ce2b087
 @patch
 def open(self:Store, rel:str, block_size:int=8<<20):
     "The object `rel` as a file opened for reading in blocks of `block_size`: a stream, never a download of the whole."
     with self.errors(rel): return self.fs.open(self.path_of(rel), 'rb', block_size=block_size)
 
+# %% ../nbs/00b_storage.ipynb #6f57e3f6
 @patch
 def get_file(self:Store, rel:str, local:str|Path)->Path:
     "Download the object `rel` whole to `local`, through a temporary beside it renamed at the end: a local file that exists is complete."
@@ -288,11 +298,13 @@ def put_file(self:Store, local:str|Path, rel:str)->dict:
         self.fs.invalidate_cache(self.path_of(rel))
     return self.info(rel)
 
+# %% ../nbs/00b_storage.ipynb #369c5c50
 @patch
 def write_bytes(self:Store, rel:str, data:bytes):
     "Write `data` as the object `rel` in one PUT."
     with self.errors(rel): self.fs.pipe_file(self.path_of(rel), data)
 
+# %% ../nbs/00b_storage.ipynb #631121e4
 @patch
 def remove(self:Store, rel:str):
     "Delete the object `rel`, if it is there."
@@ -335,6 +347,7 @@ def info(self:Folder, rel:str)->dict|None:
     except (FileNotFoundError, NotADirectoryError): return None
     return dict(size=st.st_size, etag=st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
+# %% ../nbs/00b_storage.ipynb #87c9fbde
 @patch
 def listing(self:Folder)->dict:
     "Every file under the directory: relative path -> `size` and `etag`, sorted."
@@ -345,6 +358,7 @@ def listing(self:Folder)->dict:
             if (i := self.info(rel)) is not None: found[rel] = i
     return dict(sorted(found.items()))
 
+# %% ../nbs/00b_storage.ipynb #721912cc
 @patch
 def files(self:Folder)->list:
     "Every file under the directory, as paths relative to it, sorted."
@@ -359,6 +373,7 @@ def read_bytes(self:Folder, rel:str, max_bytes:int|None=None)->bytes:
     if max_bytes is not None and i['size'] > max_bytes: raise StoreError(f'{self.url_of(rel)}: {i["size"]} bytes, more than {max_bytes}: not what it should be')
     return (self.local/rel).read_bytes()
 
+# %% ../nbs/00b_storage.ipynb #7be340ea
 @patch
 def open(self:Folder, rel:str, block_size:int=8<<20): return builtins.open(self.local/rel, 'rb', buffering=block_size)
 
@@ -371,6 +386,7 @@ def get_file(self:Folder, rel:str, local:str|Path)->Path:
         atomic_copy(self.local/rel, local)
     return local
 
+# %% ../nbs/00b_storage.ipynb #1ab2c38f
 @patch
 def put_file(self:Folder, local:str|Path, rel:str)->dict:
     "Copy the finished file `local` to `rel` (atomically; nothing to do when it is that file); its `info`."
@@ -379,6 +395,7 @@ def put_file(self:Folder, local:str|Path, rel:str)->dict:
         atomic_copy(local, self.local/rel)
     return self.info(rel)
 
+# %% ../nbs/00b_storage.ipynb #cea8fbea
 @patch
 def write_bytes(self:Folder, rel:str, data:bytes):
     "Write `data` as the file `rel`, atomically."
@@ -399,6 +416,27 @@ def open_place(
     p = place(where, flag, output)
     return Folder(p) if isinstance(p, Path) else Store(p, storage_options)
 
+# %% ../nbs/00b_storage.ipynb #806304ca
+@patch
+def child(self:Folder, rel:str)->Folder: return Folder(self.local/rel)
+
+@patch
+def child(self:Store, rel:str)->Store: return Store(self.url_of(rel), self.opts)
+
+# %% ../nbs/00b_storage.ipynb #717010aa
+def relative_place(
+    where:str|Path, # A path or URL, as a file recorded it
+    base:str|Path, # The folder of that file
+)->Path|str:
+    "`where` taken relative to `base` when it is a path; a URL as it is."
+    return where if is_url(str(where)) else Path(base)/where
+
+def shown_place(
+    where:str|Path, # A path or URL
+)->str:
+    "How a message names `where`: a URL as `shown_url` shows it, a path as `core.shown` does."
+    return shown_url(where) if is_url(str(where)) else shown(where)
+
 # %% ../nbs/00b_storage.ipynb #st0log
 STORE_LOGGERS = ('asyncio', 'aiohttp', 'aiobotocore', 'botocore', 's3fs', 'gcsfs', 'fsspec', 'google', 'urllib3') # The libraries under a store
 
@@ -413,6 +451,7 @@ class _LogFile(logging.FileHandler):
         Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
         return super()._open()
 
+# %% ../nbs/00b_storage.ipynb #38faa1f9
 @contextmanager
 def store_log(
     path:str|Path, # The log file, appended to

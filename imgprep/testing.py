@@ -34,6 +34,7 @@ def random_picture(
     coarse = rng.integers(0, 256, (max(2, height//16), max(2, width//16), 3), dtype=np.uint8)
     return np.asarray(Image.fromarray(coarse).resize((width, height), Image.Resampling.BILINEAR))
 
+# %% ../nbs/02a_testing.ipynb #c7e6a5fc
 def make_image(
     path:str|Path, # Where to save; the suffix picks the format
     width:int, # Image width in pixels
@@ -55,6 +56,7 @@ def bucket_sizes(
     "Every bucket scaled by `scale`, sides rounded to multiples of 8."
     return {bucket_name(b): tuple(max(8, round(s*scale/8)*8) for s in b) for b in BUCKETS}
 
+# %% ../nbs/02a_testing.ipynb #a03cb6a6
 def bucket_images(
     d:str|Path, # Directory to fill
     per_bucket:int=1, # Images of each bucket's shape
@@ -110,11 +112,13 @@ class CommandResult:
             raise AssertionError(f'expected exit {code} and one line, got exit {self.returncode} with stderr:\n{self.stderr}')
         return self.stderr.strip()
 
+# %% ../nbs/02a_testing.ipynb #e60e9b1f
 def _entry_point(command:str)->str:
     ep = next((e for e in importlib.metadata.entry_points(group='console_scripts') if e.name == command), None)
     if ep is None: raise ValueError(f'{command}: not a console script of the installed imgprep')
     return ep.value
 
+# %% ../nbs/02a_testing.ipynb #7cc463d1
 def run_command(
     command:str, # A console script, such as `imgprep_stage2`
     *args, # Its arguments (paths and numbers are turned into strings)
@@ -256,6 +260,7 @@ def random_caption(
     "A short caption of random words."
     return ' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
 
+# %% ../nbs/02a_testing.ipynb #d8cde68c
 def mask_for(
     caption:str, # A caption of space-separated words
     length:int=T5_MASK_LEN, # Tokens in the mask
@@ -276,6 +281,7 @@ class Stage1Data:
     incomplete: dict = field(default_factory=dict) # image_id -> what is wrong with it
     bad_lines: list = field(default_factory=list)  # 1-based line numbers of malformed lines
 
+# %% ../nbs/02a_testing.ipynb #406f3a98
 STAGE1_DEFECTS = ('no_caption', 'bad_mask', 'missing_image', 'no_embedding')
 MALFORMED_LINES = ['{"image_path": "approved/cut.jpg", "caption": "trunc', 'not json at all', '[1, 2, 3]', '{"a": NaN']
 
@@ -328,6 +334,7 @@ class Stage2Data:
     incomplete_ids: dict = field(default_factory=dict) # image_id -> defect
     bad_lines: list = field(default_factory=list) # 1-based line numbers of malformed lines
 
+# %% ../nbs/02a_testing.ipynb #f7c79cf1
 STAGE2_DEFECTS = ('no_caption', 'bad_mask', 'bad_mask_values', 'missing_dinov3', 'missing_vae', 'missing_t5', 'no_bucket')
 
 def _stage2_arrays(rng:np.random.Generator, rec:dict, kinds:tuple, settings:dict)->dict:
@@ -338,6 +345,7 @@ def _stage2_arrays(rng:np.random.Generator, rec:dict, kinds:tuple, settings:dict
         out[k.name] = rng.standard_normal(shape, np.float32).astype(k.dtype)
     return out
 
+# %% ../nbs/02a_testing.ipynb #b400697f
 def _bucket_settings(settings:dict, kinds:tuple)->dict:
     "`settings` with each bucket-mode latent kind's bucket resolution and sides filled in where not given, as Stage 2 records them."
     out = dict(settings)
@@ -346,6 +354,7 @@ def _bucket_settings(settings:dict, kinds:tuple)->dict:
         out[k.name] = dict(bucket_resolution=r, buckets={b: list(scaled_sides(b, r)) for b in BUCKET_NAMES}) | settings[k.name]
     return out
 
+# %% ../nbs/02a_testing.ipynb #610fe325
 def _bucket_fields(rec:dict, kinds:tuple, settings:dict)->dict:
     "The fields Stage 2 adds to a record for each latent kind made at bucket resolution: the mode, the crop box and the original size."
     w,h,b = rec['width'],rec['height'],rec['aspect_bucket']
@@ -411,6 +420,7 @@ def short_texts(
     rng = np.random.default_rng(seed)
     return [f'{i} ' + ' '.join(rng.choice(ARROW_WORDS, rng.integers(1, 12))) for i in range(n)]
 
+# %% ../nbs/02a_testing.ipynb #b2575406
 def save_split(
     ds, # A `datasets.Dataset`
     split_dir:str|Path, # Where the split goes
@@ -424,6 +434,7 @@ def save_split(
             ds.select(range(a, b)).save_to_disk(t, num_shards=1)
             os.replace(Path(t)/'data-00000-of-00001.arrow', Path(split_dir)/f'data-{i:05d}-of-{len(lengths):05d}.arrow')
 
+# %% ../nbs/02a_testing.ipynb #efcdca0c
 def add_shard_lengths(
     split_dir:str|Path, # A split saved by `save_split`
     split:str, # Its name
@@ -435,6 +446,7 @@ def add_shard_lengths(
     info['splits'] = {split: dict(name=split, num_examples=sum(n for n in lengths if type(n) is int), shard_lengths=lengths, dataset_name='demo')}
     p.write_text(json.dumps(info, indent=2))
 
+# %% ../nbs/02a_testing.ipynb #33a6694f
 def make_arrow_dataset(
     root:str|Path, # The folder to fill
     splits:dict, # {split: (Dataset, shard lengths)}
@@ -454,6 +466,7 @@ def _free_port()->int:
     import socket
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+# %% ../nbs/02a_testing.ipynb #4f15b058
 class MotoStore:
     "moto's S3 server on 127.0.0.1 with one bucket; `options` reach it through s3fs."
     SECRET = 'imgprep-test-secret-never-shown'

@@ -4,11 +4,10 @@
 
 # %% ../nbs/02_tiny_models.ipynb #badedd15
 from __future__ import annotations
-import argparse, fcntl, json, os, re, secrets, shlex, shutil, tempfile
-from contextlib import contextmanager
+import argparse, json, os, re, secrets, shlex, shutil
 from pathlib import Path
 
-from .core import ImgprepError, cli_parser, run_cli
+from .core import ImgprepError, cli_parser, flocked, run_cli
 from .kinds import KINDS, kind_of
 
 # %% auto #0
@@ -90,6 +89,7 @@ def t5_tokenizer(
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token='<pad>', eos_token='</s>', unk_token='<unk>',
                                    model_max_length=model_max_length)
 
+# %% ../nbs/02_tiny_models.ipynb #b50462a1
 def wordpiece_tokenizer(
     model_max_length:int=128, # Longest input the tokenizer accepts
 )->'PreTrainedTokenizerFast':
@@ -153,6 +153,7 @@ def _save(model, out:Path, *extras):
     if hasattr(model.config, 'to_json_string'): setattr(model.config, RANDOM_MARK, True)  # a transformers config keeps any field it is given
     model.save_pretrained(out)
 
+# %% ../nbs/02_tiny_models.ipynb #abdf9ef7
 def random_weights(
     model_id:str|Path, # A hub id or a model directory
 )->bool:
@@ -161,19 +162,23 @@ def random_weights(
     except (OSError, ValueError): return False
     return isinstance(cfg, dict) and cfg.get(RANDOM_MARK) is True
 
+# %% ../nbs/02_tiny_models.ipynb #4c1ab5e3
 def save_tiny_dinov3(out:Path):
     "A tiny random DINOv3 and its 32x32 preprocessor config, saved in `out`."
     (out/'preprocessor_config.json').write_text(json.dumps({**DINOV3_PREPROCESSOR, 'size': {'height': 32, 'width': 32}}, indent=2))
     _save(random_model('dinov3', tiny_configs()['dinov3']), out)
 
+# %% ../nbs/02_tiny_models.ipynb #513048d2
 def save_tiny_vae(out:Path):
     "A tiny random FLUX-shaped `AutoencoderKL` (16 latent channels), saved in `out`."
     _save(random_model('vae', tiny_configs()['vae']), out)
 
+# %% ../nbs/02_tiny_models.ipynb #e8dee5f3
 def save_tiny_t5(out:Path):
     "A tiny random T5 encoder (d_model 1024) and its tokenizer, saved in `out`."
     _save(random_model('t5', tiny_configs()['t5']), out, t5_tokenizer())
 
+# %% ../nbs/02_tiny_models.ipynb #0be5efc9
 def save_tiny_text(out:Path):
     "A tiny random BERT and its WordPiece tokenizer, saved in `out` (the Arrow tool's text model)."
     _save(random_model('text', tiny_configs()['text']), out, wordpiece_tokenizer())
@@ -185,18 +190,22 @@ def _flux_twin(kind:str):
     "The tiny random model of one of FLUX.1's parts ('clip_l', 't5xxl', 'flux_transformer'), in bfloat16 as FLUX.1's checkpoints are."
     return random_model(kind, tiny_configs()[kind]).bfloat16()
 
+# %% ../nbs/02_tiny_models.ipynb #d0435baf
 def save_tiny_clip_l(out:Path):
     "A tiny random CLIP-L text model (hidden size 768, pooled output (768,)) and its CLIP tokenizer, saved in `out`."
     _save(_flux_twin('clip_l'), out, clip_tokenizer())
 
+# %% ../nbs/02_tiny_models.ipynb #7b8d7bd6
 def save_tiny_t5xxl(out:Path):
     "A tiny random T5-XXL encoder (d_model 4096) and its tokenizer, saved in `out`."
     _save(_flux_twin('t5xxl'), out, t5_tokenizer())
 
+# %% ../nbs/02_tiny_models.ipynb #13e44420
 def save_tiny_flux_transformer(out:Path):
     "A tiny random `FluxTransformer2DModel` that takes the FLUX kinds' arrays, saved in `out`."
     _save(_flux_twin('flux_transformer'), out)
 
+# %% ../nbs/02_tiny_models.ipynb #72f2382b
 def save_tiny_flux_pipeline(out:Path):
     "A tiny FLUX.1 pipeline directory in `out` (vae/, text_encoder/, tokenizer/, text_encoder_2/, tokenizer_2/, transformer/, scheduler/)."
     from diffusers import FlowMatchEulerDiscreteScheduler, FluxPipeline
@@ -214,6 +223,7 @@ def is_model(
     "True when `from_pretrained` can load `p`: it holds a `config.json`, or a pipeline's `model_index.json`."
     return p.is_dir() and any((p/f).is_file() for f in ('config.json', 'model_index.json'))
 
+# %% ../nbs/02_tiny_models.ipynb #2d81c997
 def _to_build(path:Path)->bool:
     "True when the model at `path` must be built (nothing there, or an empty directory), False when one is there; anything else is refused."
     if is_model(path): return False
@@ -223,15 +233,6 @@ def _to_build(path:Path)->bool:
     raise ImgprepError(f'{path}: {what}; move it away, or choose another directory for the tiny models')
 
 # %% ../nbs/02_tiny_models.ipynb #tm0tiny
-@contextmanager
-def _building(d:Path):
-    "Hold an exclusive lock on directory `d` while models are built in it: a second call waits, then finds them made."
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally: os.close(fd)
-
 def _remove_stale(d:Path):
     "Remove the hidden temporaries that killed builds left in `d` (call it with `d` locked: then none is being built)."
     ours = {*TINY_KINDS, TINY_FLUX, *KINDS}
@@ -239,6 +240,7 @@ def _remove_stale(d:Path):
         m = _TEMP.fullmatch(p.name)
         if m and m[1] in ours and p.is_dir() and not p.is_symlink(): shutil.rmtree(p)
 
+# %% ../nbs/02_tiny_models.ipynb #003b0043
 def _new_temp(d:Path, kind:str)->Path:
     "A new empty hidden directory in `d` to build `kind` in, with the permissions the umask gives."
     while True:
@@ -246,17 +248,20 @@ def _new_temp(d:Path, kind:str)->Path:
         try: p.mkdir(); return p
         except FileExistsError: continue
 
+# %% ../nbs/02_tiny_models.ipynb #623f65e5
 def _follow_umask(tmp:Path):
     "Give everything under `tmp` the permissions the umask gave `tmp` itself (safetensors writes its files 0600)."
     mode = tmp.stat().st_mode & 0o777
     for p in tmp.rglob('*'): p.chmod(mode if p.is_dir() else mode & 0o666)
 
+# %% ../nbs/02_tiny_models.ipynb #7184b47c
 def _save_tiny(kind:str, out:Path):
     "Build the tiny model of `kind` (a registered kind's twin, 'text', or 'flux' for the pipeline) and save it into `out`."
     if kind == 'text': save_tiny_text(out)
     elif kind == TINY_FLUX: save_tiny_flux_pipeline(out)
     else: kind_of(kind).make_tiny(out)
 
+# %% ../nbs/02_tiny_models.ipynb #7fa38148
 def tiny_models(
     d:str|Path, # Directory to hold one subdirectory per model (created if missing)
     kinds:tuple=TINY_KINDS, # Registered kinds (their `tiny` twin), 'text', and 'flux' (a FLUX.1 pipeline)
@@ -265,7 +270,7 @@ def tiny_models(
     d = Path(d)
     d.mkdir(parents=True, exist_ok=True)
     paths = {k: d/k for k in kinds}
-    with _building(d):
+    with flocked(d):  # a second call waits, then finds the models made
         _remove_stale(d)
         for kind in [k for k,p in paths.items() if _to_build(p)]:
             tmp = _new_temp(d, kind)
@@ -306,6 +311,7 @@ def tiny_models_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_tiny_models`: only the directory."
     return cli_parser(write_tiny_models, 'imgprep_tiny_models', positional=('d',), skip=('out',), epilog=TINY_NOTE, d=dict(metavar='dir'))
 
+# %% ../nbs/02_tiny_models.ipynb #a641cd7d
 def main(
     argv:list|None=None, # Arguments (default: `sys.argv[1:]`)
 ):
