@@ -52,7 +52,7 @@ def args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--smoke', action='store_true', help='tiny models and sizes on the CPU: checks that every step of this script runs')
     p.add_argument('--photos', type=int, default=None, help='12 MP JPEGs made (default 300; --smoke 6)')
-    p.add_argument('--budget', type=float, default=450, help='seconds for all the measurements; one that would not fit is skipped')
+    p.add_argument('--budget', type=float, default=None, help='seconds for the whole script (default 450; --smoke: no limit); a measurement that would not fit is skipped')
     p.add_argument('--dir', default=None, help='scratch folder (default: a temporary one, removed at the end)')
     p.add_argument('--out', default=None, help='also write the figures as JSON here')
     return p.parse_args()
@@ -61,10 +61,10 @@ class Sizes:
     "How much of everything: the real run, or the smoke test's."
     def __init__(self, smoke:bool, photos:int|None):
         self.smoke,self.device = smoke,torch.device('cpu' if smoke else 'cuda')
-        self.photos = photos or (6 if smoke else 300)
+        self.photos = photos or (3 if smoke else 300)
         self.side = (320, 240) if smoke else (4032, 3024)
-        self.dino_records = 12 if smoke else 1200  # DINOv3 is fast: more records than photos (hard links), so the run lasts
-        self.captions = 16 if smoke else 8192
+        self.dino_records = 6 if smoke else 1200  # DINOv3 is fast: more records than photos (hard links), so the run lasts
+        self.captions = 8 if smoke else 8192
         self.xxl_captions = 4 if smoke else 1024
         self.vectors,self.pairs = (5000, 50) if smoke else (1_000_000, 10_000)
         self.batches = dict(dinov3=[1, 2], vae=[1, 2], t5=[1, 2], clip_l=[1, 2], t5xxl=[1, 2]) if smoke else dict(
@@ -314,7 +314,8 @@ def main():
         sys.exit(2)
     s = Sizes(a.smoke, a.photos)
     start,rows,notes = time.perf_counter(),[],[]
-    left = lambda: a.budget - (time.perf_counter() - start)
+    budget = a.budget or (float('inf') if a.smoke else 450)
+    left = lambda: budget - (time.perf_counter() - start)
     d = Path(a.dir or tempfile.mkdtemp(prefix='imgprep_bench_gpu_'))
     os.environ.setdefault('HF_HUB_OFFLINE', '1')
     try:
@@ -342,7 +343,7 @@ def main():
         def measured(name, est, fn):
             "Run `fn` when `est` seconds fit in the budget; else a row that says it was skipped."
             if left() < est:
-                rows.append(dict(measurement=name, note=f'skipped (time: {left():.0f} s left of {a.budget:.0f})')); print(f'  {name}: skipped (time)')
+                rows.append(dict(measurement=name, note=f'skipped (time: {left():.0f} s left of {budget:.0f})')); print(f'  {name}: skipped (time)')
                 return None
             return fn()
 
@@ -358,18 +359,19 @@ def main():
             row(label, n, 'photos', rate, b, dec, secs)
             return b
         print('per kind:', flush=True)
-        b_dino = measured(SOURCE_KINDS['dinov3'], 40, lambda: image_kind('dinov3', SOURCE_KINDS['dinov3'] + ', CPU decode', dino_records, s.dino_records)) or 4
+        b_dino = measured(SOURCE_KINDS['dinov3'], 30, lambda: image_kind('dinov3', SOURCE_KINDS['dinov3'] + ', CPU decode', dino_records, s.dino_records)) or 4
         def gpu_dino():
             try:
-                secs,c = whole_run(dino_records, root, d/'out'/'dinov3-gpu', models, s, 'dinov3', b_dino, 64, gpu_decode=True)
+                secs,c = whole_run(dino_records, root, d/'out'/'dinov3-gpu', models, s, 'dinov3', b_dino, 64, gpu_decode=True,
+                                   max_batch_pixels=max(MAX_BATCH_PIXELS, b_dino*input_pixels('dinov3', s)))
             except Exception as e:
                 rows.append(dict(measurement=SOURCE_KINDS['dinov3'] + ', --gpu-decode', note=f'refused: {e}')); print(f'  --gpu-decode: refused: {e}')
                 return
             dec = decode_alone(photos, 'dinov3', models, s, min(s.dino_records, 300), gpu=True)
             row(SOURCE_KINDS['dinov3'] + ', --gpu-decode', s.dino_records, 'photos', alone.get('dinov3'), b_dino, dec, secs)
-        measured('DINOv3, --gpu-decode', 20, gpu_dino)
-        b_vae = measured(SOURCE_KINDS['vae'], 50, lambda: image_kind('vae', SOURCE_KINDS['vae'], images, s.photos)) or 4
-        measured(SOURCE_KINDS['vae3'], 70, lambda: image_kind('vae3', SOURCE_KINDS['vae3'], images, s.photos, (512, 768, 1024), resolutions='512,768,1024'))
+        measured('DINOv3, --gpu-decode', 10, gpu_dino)
+        b_vae = measured(SOURCE_KINDS['vae'], 35, lambda: image_kind('vae', SOURCE_KINDS['vae'], images, s.photos)) or 4
+        measured(SOURCE_KINDS['vae3'], 50, lambda: image_kind('vae3', SOURCE_KINDS['vae3'], images, s.photos, (512, 768, 1024), resolutions='512,768,1024'))
         b_text = {}
         for kind,jsonl,n in (('t5', caption_records, s.captions), ('clip_l', caption_records, s.captions), ('t5xxl', xxl_records, s.xxl_captions)):
             def text_kind(kind=kind, jsonl=jsonl, n=n):
@@ -377,7 +379,7 @@ def main():
                 alone[kind],b_text[kind] = rate,b
                 secs,c = whole_run(jsonl, root, d/'out'/kind, models, s, kind, 4, b)
                 row(SOURCE_KINDS[kind], n, 'captions', rate, b, None, secs)
-            measured(SOURCE_KINDS[kind], 40 if kind != 't5xxl' else 60, text_kind)
+            measured(SOURCE_KINDS[kind], 20 if kind != 't5xxl' else 40, text_kind)
         print('together:', flush=True)
         def together(kinds, label, parts):
             if any(k not in alone for k in parts): rows.append(dict(measurement=label, note='a kind of it was not measured')); return
@@ -388,22 +390,22 @@ def main():
             slowest = max(parts, key=lambda k: 1/alone[k])
             row(label, s.photos, 'photos', rate, f'{max(b_dino if "dinov3" in parts else 0, b_vae)}/{tb}', None, secs,
                 note=f'{slowest} takes {100*(1/alone[slowest])/sum(1/alone[k] for k in parts):.0f}% of the model time')
-        measured('default kinds together', 60, lambda: together('dinov3,vae,t5', 'default kinds (dinov3, vae, t5) together', ('dinov3', 'vae', 't5')))
-        measured('--kinds flux together', 70, lambda: together('flux', '--kinds flux (vae, clip_l, t5xxl) together', ('vae', 'clip_l', 't5xxl')))
+        measured('default kinds together', 30, lambda: together('dinov3,vae,t5', 'default kinds (dinov3, vae, t5) together', ('dinov3', 'vae', 't5')))
+        measured('--kinds flux together', 40, lambda: together('flux', '--kinds flux (vae, clip_l, t5xxl) together', ('vae', 'clip_l', 't5xxl')))
         print('dedup and loader:', flush=True)
         def dedup_row():
             secs,recall,method = dedup(s)
             rows.append(dict(measurement=f'imgprep_dedup search, {s.vectors:,} x 1024, {s.pairs:,} planted pairs', items=s.vectors, unit='vectors',
                              whole_run=s.vectors/secs, note=f'{secs:.1f} s ({method}), recall {recall:.4f}'))
             print(f'  dedup: {secs:.1f} s ({method}), recall {recall:.4f}', flush=True)
-        measured('dedup', 90, dedup_row)
+        measured('dedup', 45, dedup_row)
         def loader_row():
             tree = d/'out'/'dinov3,vae,t5'
             if not tree.exists(): rows.append(dict(measurement='loader', note='the default kinds tree was not made')); return
             rate,mb = loader(tree, d/'shards', s)
             rows.append(dict(measurement='training loader to the GPU, batches of 32', unit='samples', whole_run=rate, note=f'{mb:.0f} MB/s host to device'))
             print(f'  loader: {rate:.0f} samples/s, {mb:.0f} MB/s', flush=True)
-        measured('loader', 20, loader_row)
+        measured('loader', 15, loader_row)
         notes.append('The quality scores have no kind yet: nothing to measure for them.')
     finally:
         if not a.dir: shutil.rmtree(d, ignore_errors=True)
