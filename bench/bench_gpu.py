@@ -270,7 +270,7 @@ def dedup(s:Sizes)->tuple:
     return secs, len(found & truth)/len(truth), method
 
 def loader(tree:Path, shards:Path, s:Sizes, batch:int=32, seconds:float=4)->tuple:
-    "(samples/s, MB/s) of the training loader's batches moved to the device, over the shards of `tree`."
+    "(samples, samples/s, MB/s) of the training loader's batches moved to the device, over the shards of `tree` (epochs repeated for `seconds`)."
     from imgprep.loader import bucket_dataset
     from imgprep.shards import write_shards
     write_shards(shards, derived_dir=tree, shard_size=50, progress_every=0)
@@ -286,7 +286,7 @@ def loader(tree:Path, shards:Path, s:Sizes, batch:int=32, seconds:float=4)->tupl
             n += len(b['__key__'])
         sync(s.device)
     secs = time.perf_counter() - t0
-    return n/secs, nbytes/secs/1e6
+    return n, n/secs, nbytes/secs/1e6
 
 # ---------------------------------------------------------------- the table
 
@@ -402,8 +402,8 @@ def main():
         def loader_row():
             tree = d/'out'/'dinov3,vae,t5'
             if not tree.exists(): rows.append(dict(measurement='loader', note='the default kinds tree was not made')); return
-            rate,mb = loader(tree, d/'shards', s)
-            rows.append(dict(measurement='training loader to the GPU, batches of 32', unit='samples', whole_run=rate, note=f'{mb:.0f} MB/s host to device'))
+            n,rate,mb = loader(tree, d/'shards', s)
+            rows.append(dict(measurement='training loader to the GPU, batches of 32', items=n, unit='samples', whole_run=rate, note=f'{mb:.0f} MB/s host to device'))
             print(f'  loader: {rate:.0f} samples/s, {mb:.0f} MB/s', flush=True)
         measured('loader', 15, loader_row)
         notes.append('The quality scores have no kind yet: nothing to measure for them.')
