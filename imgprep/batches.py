@@ -9,6 +9,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -19,16 +20,17 @@ from torch.utils.data._utils import signal_handling
 
 from .core import FAULT_ENV, ImgprepError, fault, fault_value, logger, one_line
 from .kinds import kind_of
-from .images import ImageMemoryError, load_rgb, stop_if_out_of_memory
+from .images import ImageMemoryError, gpu_jpeg, load_rgb, stop_if_out_of_memory
 from .encoders import Encoder
 from .pool import RunFailed, die_with_parent
 from .storage import StoreError, filesystem, is_url, shown_place, store_error
 
 # %% auto #0
-__all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'FETCH_AHEAD', 'FETCH_BYTES', 'FETCH_TRIES', 'ImageBatch',
-           'release_freed_memory', 'ImageFiles', 'StoreDown', 'image_problem', 'fetch_object', 'read_ahead',
-           'host_copy', 'overlapped', 'oom_fault_tries', 'launch_recovering', 'start_workers', 'decoded',
-           'default_workers', 'encode_images', 'encode_image_files', 'encode_captions']
+__all__ = ['MAX_BATCH_PIXELS', 'DECODE_LOG_ENV', 'FETCH_AHEAD', 'FETCH_BYTES', 'FETCH_TRIES', 'GPU_DECODE_PIXELS',
+           'GPU_DECODE_MEAN_LEVELS', 'GPU_DECODE_LEVELS', 'ImageBatch', 'release_freed_memory', 'ImageFiles',
+           'StoreDown', 'image_problem', 'fetch_object', 'read_ahead', 'host_copy', 'overlapped', 'oom_fault_tries',
+           'launch_recovering', 'start_workers', 'decoded', 'default_workers', 'check_gpu_decode', 'decode_jpegs',
+           'oriented', 'gpu_decoded', 'encode_images', 'encode_image_files', 'encode_captions']
 
 # %% ../nbs/06_batches.ipynb #a46de775
 @dataclass
@@ -39,6 +41,7 @@ class ImageBatch:
     infos:list = field(default_factory=list)
     errors:list = field(default_factory=list) # [(index, kind or None for every kind the file was wanted for, message)]
     kind:str|None = None # The kind the pixels are prepared for
+    jpegs:list = field(default_factory=list) # [(index, its bytes as a uint8 tensor, (width, height, orientation))]: JPEGs handed over undecoded, for the GPU
 
     def pin_memory(self)->ImageBatch:
         "Pinned copy of the pixels (called by the DataLoader's pinning thread on CUDA)."
@@ -76,8 +79,9 @@ class ImageFiles(torch.utils.data.IterableDataset):
                  window_pixels:int=None, # Most pixels a worker holds while grouping by shape (default 2*max_batch_pixels)
                  wants:Sequence|None=None, # Per path, the kinds it is prepared for (default: every kind of `prepare`)
                  draft:dict|None=None, # kind -> (width, height) it needs at least, for a JPEG decoded at reduced scale; None: full size
-                 storage_options:dict|None=None): # fsspec options for the paths that are URLs (`s3://bucket/photos/a.jpg`)
-        self.storage_options = storage_options or {}
+                 storage_options:dict|None=None, # fsspec options for the paths that are URLs (`s3://bucket/photos/a.jpg`)
+                 gpu_kinds:Sequence=()): # Kinds a JPEG may be decoded on the GPU for: a file only they want, and `gpu_jpeg` accepts, goes undecoded
+        self.storage_options,self.gpu_kinds = storage_options or {},tuple(gpu_kinds)
         self.prepares = prepare if isinstance(prepare, dict) else {None: prepare}
         self.paths,self.batch_size,self.max_batch_pixels = list(paths),batch_size,max_batch_pixels
         self.stored = [is_url(str(p)) for p in self.paths] # per path: an object to fetch from a store, not a file to open
@@ -87,11 +91,16 @@ class ImageFiles(torch.utils.data.IterableDataset):
 
     def __iter__(self)->Iterator[ImageBatch]:
         w = torch.utils.data.get_worker_info()
-        groups,waiting = {},0
+        groups,waiting,jpegs = {},0,[]
         def batch(key):
             items = groups.pop(key)
             return ImageBatch([i for i,_,_ in items], torch.stack([x for _,x,_ in items]), [info for _,_,info in items], kind=key[0])
         for i,data in self.fetched(range(len(self.paths))[w.id::w.num_workers] if w else range(len(self.paths))):
+            jpeg,data = self._for_gpu(i, data) if self.gpu_kinds else (None, data)
+            if jpeg:
+                jpegs.append(jpeg)
+                if len(jpegs) == self.batch_size or sum(len(d) for _,d,_ in jpegs) >= FETCH_BYTES: yield ImageBatch(jpegs=jpegs); jpegs = []
+                continue
             for kind,r in self._load(i, data):
                 if isinstance(r, str):
                     yield ImageBatch(errors=[(i, kind, r)])
@@ -105,6 +114,7 @@ class ImageFiles(torch.utils.data.IterableDataset):
                     key = max(groups, key=lambda k: len(groups[k])*k[1][-2]*k[1][-1])
                 waiting -= len(groups[key])*key[1][-2]*key[1][-1]
                 yield batch(key)
+        if jpegs: yield ImageBatch(jpegs=jpegs)
         for key in list(groups): yield batch(key)
 
 def _identity(x): return x
@@ -325,6 +335,109 @@ def default_workers()->int:
     "DataLoader workers to use by default: up to 8, leaving a core for the main process."
     return max(0, min(8, (os.cpu_count() or 1) - 1))
 
+# %% ../nbs/06_batches.ipynb #bagpu02
+GPU_DECODE_PIXELS = 256*2**20 # most pixels decoded in one call on the GPU: 21 photos of 12 MP, 768 MB as RGB
+GPU_DECODE_MEAN_LEVELS = 1.5 # most mean absolute difference, in steps of 255, between a photo decoded on the GPU and by the CPU path
+GPU_DECODE_LEVELS = 4 # most absolute difference at any pixel of DINOv3's 224x224 input, in steps of 255, between the two
+
+
+# %% ../nbs/06_batches.ipynb #bagpu02b
+def check_gpu_decode(
+    device:str|torch.device='auto', # The device the encoders run on
+):
+    "Refuse GPU decoding in one line where `device` is not a CUDA GPU, or torchvision cannot decode on it; torchvision is looked for only on a GPU."
+    dev = torch.device('cuda' if str(device) == 'auto' and torch.cuda.is_available() else 'cpu' if str(device) == 'auto' else device)
+    if dev.type != 'cuda' or not torch.cuda.is_available():
+        raise ImgprepError(f'--gpu-decode decodes JPEGs on a CUDA GPU, and this run has none (device {device}, '
+                           f'{torch.cuda.device_count()} CUDA devices); run without --gpu-decode')
+    try: from torchvision.io import decode_jpeg
+    except Exception as e:
+        raise ImgprepError(f'--gpu-decode needs torchvision built for torch {torch.__version__} (pip install torchvision): {one_line(e)}') from None
+
+# %% ../nbs/06_batches.ipynb #bagpu02c
+def decode_jpegs(
+    datas:list, # JPEG bytes, each a 1-d uint8 CPU tensor
+    device:torch.device, # A CUDA device
+)->list: # (3, H, W) uint8 RGB tensors on `device`, as stored (no EXIF orientation)
+    "Decode JPEGs on a CUDA device in one batched call (torchvision's nvJPEG); a `RuntimeError` when one of them fails."
+    from torchvision.io import ImageReadMode, decode_jpeg
+    return decode_jpeg(datas, mode=ImageReadMode.RGB, device=device)
+
+# %% ../nbs/06_batches.ipynb #bagpu03
+def oriented(
+    x:torch.Tensor, # (C, H, W) pixels as stored
+    orientation:int, # EXIF orientation, 1-8
+)->torch.Tensor: # (C, H', W') as displayed
+    "`x` turned as its EXIF `orientation` says, as `load_rgb` turns an image (PIL's `Image.transpose`)."
+    turn = {2: lambda: x.flip(-1), 3: lambda: x.flip(-2, -1), 4: lambda: x.flip(-2), 5: lambda: x.transpose(-2, -1),
+            6: lambda: torch.rot90(x, -1, (-2, -1)), 7: lambda: x.transpose(-2, -1).flip(-2, -1), 8: lambda: torch.rot90(x, 1, (-2, -1))}
+    return turn[orientation]() if orientation in turn else x
+
+# %% ../nbs/06_batches.ipynb #bagpu06a
+def _decoded_alone(data:torch.Tensor, device:torch.device)->torch.Tensor|None:
+    "One JPEG decoded on `device`; None when the GPU fails it."
+    try: return decode_jpegs([data], device)[0]
+    except RuntimeError: return None
+
+# %% ../nbs/06_batches.ipynb #bagpu06
+def gpu_decoded(
+    jpegs:list, # [(index, bytes as a 1-d uint8 tensor, (width, height, orientation))]: `ImageBatch.jpegs`
+    device:torch.device, # Where to decode
+    max_pixels:int=GPU_DECODE_PIXELS, # Most pixels decoded in one call
+)->Iterator: # (the item, its oriented (3, H, W) uint8 pixels on `device`, or None where the GPU could not decode it)
+    "Decode `jpegs` on `device` in batched calls, each turned as its EXIF says; a call that fails is retried photo by photo, to find the one at fault."
+    chunks,chunk,pixels = [],[],0
+    for j in jpegs:
+        if chunk and pixels + j[2][0]*j[2][1] > max_pixels: chunks,chunk,pixels = chunks + [chunk],[],0
+        chunk,pixels = chunk + [j],pixels + j[2][0]*j[2][1]
+    for chunk in chunks + [chunk]*bool(chunk):
+        try: xs = decode_jpegs([d for _,d,_ in chunk], device)
+        except RuntimeError: xs = [_decoded_alone(d, device) for _,d,_ in chunk]
+        for j,x in zip(chunk, xs):
+            w,h,o = j[2]
+            yield j, oriented(x, o) if x is not None and tuple(x.shape) == (3, h, w) else None
+
+# %% ../nbs/06_batches.ipynb #bagpu09
+@patch
+def _for_gpu(self:ImageFiles, i:int, data:bytes|str|None)->tuple:
+    "(path `i` as an item of `ImageBatch.jpegs`, or None when it takes the CPU path; its bytes, read once for either path)."
+    if isinstance(data, str) or not set(self.wants[i]) <= set(self.gpu_kinds): return None, data
+    try: data = Path(self.paths[i]).read_bytes() if data is None else data
+    except OSError: return None, None  # the CPU path names the problem
+    return (None if isinstance(hdr := gpu_jpeg(data), str) else (i, torch.frombuffer(bytearray(data), dtype=torch.uint8), hdr)), data
+
+# %% ../nbs/06_batches.ipynb #bagpu09b
+@patch
+def on_gpu(self:ImageFiles,
+           b:ImageBatch, # JPEGs a worker handed over undecoded
+           prepares:dict, # kind -> its encoder's `tensor_preparer`
+           device:torch.device, # Where to decode and prepare them
+          )->list: # `ImageBatch`es of one kind and shape with their pixels on `device`, and one of the failures
+    "Decode `b`'s JPEGs on `device` and prepare them there for each kind that wants them; a photo the GPU cannot decode takes the CPU path, here."
+    done = []
+    for (i,data,_),x in gpu_decoded(b.jpegs, device):
+        if x is None:
+            done += [(i, k, r) for k,r in self._load(i, bytes(data.numpy()))]
+            continue
+        _note_decode(self.paths[i])
+        for k in self.wants[i]:
+            try: done.append((i, k, prepares[k](x)))
+            except Exception as e: done.append((i, k, _file_error(self.paths[i], e)))
+    return self.grouped(done)
+
+# %% ../nbs/06_batches.ipynb #bagpu09c
+@patch
+def grouped(self:ImageFiles,
+            done:list, # [(index, kind or None, (pixels, info) or an error message)]
+           )->list:
+    "`done` as `ImageBatch`es of one kind and shape (at most `batch_len` samples each), and one of its errors."
+    groups,errors = {},[(i, k, r) for i,k,r in done if isinstance(r, str)]
+    for i,k,r in done:
+        if not isinstance(r, str): groups.setdefault((k, tuple(r[0].shape)), []).append((i, *r))
+    out = [ImageBatch([i for i,_,_ in v[s:s+n]], torch.stack([x for _,x,_ in v[s:s+n]]), [f for _,_,f in v[s:s+n]], kind=k)
+           for (k,shape),v in groups.items() for n in [self.batch_len(shape)] for s in range(0, len(v), n)]
+    return out + [ImageBatch(errors=errors)]*bool(errors)
+
 # %% ../nbs/06_batches.ipynb #ba21enc
 def encode_images(
     encoders:dict, # kind -> image encoder
@@ -338,6 +451,7 @@ def encode_images(
     options:dict|None=None, # kind -> options of its encoder's `preparer` (the VAE's `resolution`); default: none
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when every kind it is wanted for needs less than its full size
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
+    gpu_decode:bool=False, # Decode on the encoders' GPU the JPEGs that only kinds with a `tensor_preparer` want (see `check_gpu_decode`)
 )->Iterator: # (index, kind, array or None, info dict with `tiled`, or error message)
     "Encode image files for several kinds at once, each file decoded once, in batches of one kind and shape; a failure is reported, not raised."
     paths = list(paths)
@@ -346,12 +460,17 @@ def encode_images(
     preparers = {k: e.preparer(**(options or {}).get(k, {})) for k,e in encoders.items()}
     draft = {k: e.input_size for k,e in encoders.items()} if reduced_decode else None
     nw,fault = default_workers() if num_workers is None else num_workers,oom_fault_tries(oom_fault)
-    files = ImageFiles(paths, preparers, batch_size, max_batch_pixels, window_pixels, wants, draft, storage_options)
+    gpu = {k: p for k,e in encoders.items() if gpu_decode and (p := e.tensor_preparer(**(options or {}).get(k, {}))) is not None}
+    files = ImageFiles(paths, preparers, batch_size, max_batch_pixels, window_pixels, wants, draft, storage_options, tuple(gpu))
+    device = next((encoders[k].device for k in gpu), None)
     cuda = any(e.device.type == 'cuda' for e in encoders.values())
     init = partial(_decoder_started, os.getpid(), threading.current_thread() is threading.main_thread()) if nw else None
     loader = torch.utils.data.DataLoader(files, batch_size=None, num_workers=nw, collate_fn=_identity, pin_memory=cuda, worker_init_fn=init)
-    def start(b:ImageBatch): return b, (launch_recovering(encoders[b.kind], b.pixels, fault) if b.pixels is not None else [])
-    def finish(b:ImageBatch, parts:list):
+    def start(b:ImageBatch):
+        return [(s, launch_recovering(encoders[s.kind], s.pixels, fault) if s.pixels is not None else []) for s in (files.on_gpu(b, gpu, device) if b.jpegs else [b])],
+    def finish(started:list):
+        for b,parts in started: yield from finished(b, parts)
+    def finished(b:ImageBatch, parts:list):
         for i,kind,msg in b.errors:
             for k in (files.wants[i] if kind is None else [kind]):
                 logger.warning(f'{k}: {msg}')
@@ -377,11 +496,12 @@ def encode_image_files(
     oom_fault:int=None, # Test hook: tries per batch that raise CUDA out-of-memory (None: `IMGPREP_FAULT=oom:N`, else 0)
     reduced_decode:bool=False, # See `encode_images`
     storage_options:dict|None=None, # fsspec options for the paths that are URLs
+    gpu_decode:bool=False, # See `encode_images`
     **options, # Options of the encoder's `preparer` (the VAE's `resolution`); none: the encoder's own
 )->Iterator: # (index, array or None, info dict with `tiled`, or error message)
     "Encode image files with one encoder (`encode_images` for one kind)."
     for i,_,arr,info in encode_images({encoder.kind: encoder}, paths, None, batch_size, num_workers, max_batch_pixels, window_pixels,
-                                      oom_fault, {encoder.kind: options}, reduced_decode, storage_options):
+                                      oom_fault, {encoder.kind: options}, reduced_decode, storage_options, gpu_decode):
         yield i, arr, info
 
 # %% ../nbs/06_batches.ipynb #0a9f7a20

@@ -82,6 +82,7 @@ class EncodeSpec:
     decode_workers:int|None = None # Processes decoding images for each encode step (None: `batches.default_workers()`)
     reduced_decode:bool = False # Decode a JPEG at reduced scale when only kinds that need less than its full size want it
     storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
+    gpu_decode:bool = False # Decode on the GPU the JPEGs that only kinds with a `tensor_preparer` want
 
     def worker(self,
                device:str='auto', # Where it runs
@@ -91,6 +92,9 @@ class EncodeSpec:
         # an argument error, a finished tree) should answer at once
         from imgprep.encoders import load_encoders
         from imgprep.models import quiet_libraries
+        if self.gpu_decode:
+            from imgprep.batches import check_gpu_decode
+            check_gpu_decode(device)  # a worker of another engine has its own GPU, or none
         quiet_libraries()
         return Encoding(self, load_encoders(self.kinds, self.models, device, self.dtype, self.options))
 
@@ -183,7 +187,7 @@ def _images(self:Encoding, works:list, done:Encoded):
     wants = [[k for k in w.kinds if k in image_kinds] for w in todo]
     for i,kind,arr,info in encode_images(image_kinds, [w.image for w in todo], wants, 1 if on_cpu else self.spec.batch_size,
                                          self.spec.decode_workers, options={k: self.spec.options.get(k, {}) for k in image_kinds}, reduced_decode=self.spec.reduced_decode,
-                                         storage_options=self.spec.storage_options, **kw):
+                                         storage_options=self.spec.storage_options, gpu_decode=self.spec.gpu_decode, **kw):
         w = todo[i]
         if arr is None: done.add(w, kind, image_problem(info), info)
         # a photo in a bucket is planned from its record's size (its header is not read): the decoded size is checked here

@@ -114,6 +114,14 @@ def input_size(self:Encoder)->tuple|None:
     "(width, height) the model sees, so an image may be decoded at reduced scale down to it; None: the full image."
     return None
 
+# %% ../nbs/05_encoders.ipynb #en04tprep
+@patch
+def tensor_preparer(self:Encoder,
+                    **options, # As for `preparer`
+                   )->Callable|None:
+    "`x -> (pixels, info)` from an oriented (3, H, W) uint8 tensor on any device, as `preparer` does from an image; None: only from images."
+    return None
+
 # %% ../nbs/05_encoders.ipynb #en06run
 @patch
 def launch(self:Encoder, batch)->torch.Tensor:
@@ -172,20 +180,21 @@ def dinov3_preprocess_config(
 
 # %% ../nbs/05_encoders.ipynb #fb14c17d
 def dinov3_pixels(
-    img:Image.Image, # RGB image, already EXIF-oriented
+    img:Image.Image|torch.Tensor, # RGB image, already EXIF-oriented; or its (3, H, W) uint8 pixels on any device
     cfg:dict, # From `dinov3_preprocess_config`
-)->torch.Tensor: # (3, height, width) float32
+)->torch.Tensor: # (3, height, width) float32, on the device of `img`
     "Preprocess `img` as the DINOv3 image processor does: rescale, resize, normalise."
-    x = torch.from_numpy(np.array(img.convert('RGB'), dtype=np.uint8)).permute(2, 0, 1).float()
+    x = img.float() if isinstance(img, torch.Tensor) else torch.from_numpy(np.array(img.convert('RGB'), dtype=np.uint8)).permute(2, 0, 1).float()
     if cfg['do_resize'] and tuple(x.shape[1:]) != cfg['size']:  # resize first: rescale and normalise are per-channel affine, so the order changes nothing but the pixel count
         mode = _RESAMPLE[cfg['resample']]
         x = F.interpolate(x[None], size=cfg['size'], mode=mode, antialias=mode != 'nearest-exact')[0]
     if cfg['do_rescale']: x = x*cfg['rescale_factor']
-    if cfg['do_normalize']: x = (x - torch.tensor(cfg['image_mean'])[:, None, None])/torch.tensor(cfg['image_std'])[:, None, None]
+    if cfg['do_normalize']: x = (x - torch.tensor(cfg['image_mean'], device=x.device)[:, None, None])/torch.tensor(cfg['image_std'], device=x.device)[:, None, None]
     return x
 
 # %% ../nbs/05_encoders.ipynb #bbc410ac
 def _dinov3_prepare(img:Image.Image, cfg:dict)->tuple: return dinov3_pixels(img, cfg), dict(original_size=img.size)
+def _dinov3_prepare_tensor(x:torch.Tensor, cfg:dict)->tuple: return dinov3_pixels(x, cfg), dict(original_size=(x.shape[-1], x.shape[-2]))
 
 class DinoV3Encoder(Encoder):
     "DINOv3 pooled image embeddings, (1024,) float32."
@@ -239,6 +248,12 @@ def preprocess(self:DinoV3Encoder,
 def preparer(self:DinoV3Encoder)->Callable:
     "Picklable `img -> (pixels, info)` for DataLoader workers."
     return partial(_dinov3_prepare, cfg=self.preprocess_config)
+
+# %% ../nbs/05_encoders.ipynb #en11tprep
+@patch
+def tensor_preparer(self:DinoV3Encoder)->Callable:
+    "`x -> (pixels, info)` from (3, H, W) uint8 pixels on any device: the same preprocessing, where the pixels are."
+    return partial(_dinov3_prepare_tensor, cfg=self.preprocess_config)
 
 # %% ../nbs/05_encoders.ipynb #12d04f02
 @patch(as_prop=True)

@@ -14,8 +14,9 @@ from .core import ImgprepError
 from .storage import shown_place
 
 # %% auto #0
-__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'ImageError', 'ImageMemoryError', 'out_of_memory', 'stop_if_out_of_memory',
-           'image_size', 'is_animated', 'load_rgb', 'ends_whole', 'check_whole', 'crop_to_multiple']
+__all__ = ['MAX_PIXELS', 'TAIL', 'PNG_IEND', 'GPU_JPEG_FRAMES', 'ImageError', 'ImageMemoryError', 'out_of_memory',
+           'stop_if_out_of_memory', 'image_size', 'is_animated', 'load_rgb', 'ends_whole', 'check_whole', 'gpu_jpeg',
+           'crop_to_multiple']
 
 # %% ../nbs/03_images.ipynb #bf5a9c8b
 MAX_PIXELS = 178_956_970
@@ -230,6 +231,34 @@ def check_whole(
         if PNG_IEND in (Path(path).read_bytes() if data is None else data): return  # more than `TAIL` bytes appended after IEND
         raise _refuse(path, 'cut short: a PNG without its IEND chunk (a copy that failed?); copy the file again')
     load_rgb(path, draft=(1, 1), data=data)  # something after the end marker, or a file cut short: the decoder says which
+
+# %% ../nbs/03_images.ipynb #im51gpu
+GPU_JPEG_FRAMES = frozenset({0xC0, 0xC1}) # baseline and extended sequential Huffman JPEGs: what a GPU decodes in one batched call
+
+def _frame(
+    data:bytes, # A JPEG whose header `_jpeg_header` read
+)->tuple: # (start-of-frame marker, colour components, whether an Adobe segment is present)
+    "The frame type, components and Adobe marker of a JPEG, from the header `_jpeg_header` has already checked."
+    i,frame,components,adobe = 2,None,0,False
+    while (m := data[i+1]) != 0xDA:
+        if m in _SOF: frame,components = m,data[i+9]
+        adobe |= m == 0xEE
+        i += 2 + ((data[i+2] << 8) | data[i+3])
+    return frame, components, adobe
+
+def gpu_jpeg(
+    data:bytes, # The bytes of an image file
+)->tuple|str: # (width, height, EXIF orientation 1-8) as stored, or why the file takes the CPU path
+    "A JPEG a GPU decodes to the pixels the CPU path gives (once turned by its orientation), with its stored size; else the reason it does not."
+    if data[:3] != b'\xff\xd8\xff': return 'not a JPEG'
+    if not ends_whole(data[:8], data[-TAIL:]): return 'no end marker at its end'
+    if (hdr := _jpeg_header(data)) is None: return 'a JPEG header only PIL reads'
+    if hdr[0]*hdr[1] > _quiet_pixels(): return 'over the pixel limit'
+    frame,components,adobe = _frame(data)
+    if frame not in GPU_JPEG_FRAMES: return 'progressive' if frame in (0xC2, 0xC6, 0xCA, 0xCE) else 'lossless or arithmetic-coded'
+    if components != 3: return 'greyscale' if components == 1 else 'CMYK'
+    if adobe: return 'an Adobe colour transform'
+    return hdr
 
 # %% ../nbs/03_images.ipynb #06bdd635
 def crop_to_multiple(

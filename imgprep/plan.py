@@ -155,6 +155,7 @@ class Stage2Run:
     placement:Placement = field(default_factory=Placement) # Engine, device, workers, GPUs and threads of the encode step
     storage_options:dict = field(default_factory=dict, repr=False) # fsspec options of a URL images root (never shown: they may hold a secret)
     recheck:tuple = () # Kinds whose arrays on disk are made again and compared, whatever their records say (`--recheck`)
+    gpu_decode:bool = False # JPEGs decoded on the GPU for the kinds that can prepare them there (`--gpu-decode`)
 
     @property
     def in_store(self)->bool: return is_url(str(self.images_root)) # Its photos are objects in a store: listed once, fetched by the decoders
@@ -286,13 +287,17 @@ def stage2_run(
     where:Placement|None=None, # From `pool.placement`
     storage_options:str|dict|None=None, # `--storage-options` for a URL images root (None: `$IMGPREP_STORAGE_OPTIONS`)
     recheck:str|list|None=None, # `--recheck`: kinds whose arrays are made again and compared
+    gpu_decode:bool=False, # `--gpu-decode`: refused here where the local engine has no CUDA GPU (another engine's workers check their own)
     **aliases, # The older flags: `dinov3_model`, `vae_model`, `t5_model`, `vae_resolution`, `t5xxl_length`
 )->Stage2Run:
     "The run the command line describes, built and checked once: an unknown kind, option, value or resolution is one line, before any work."
     kinds = with_resolutions(parse_kinds(kinds), resolutions)
     opts = {a: aliases.pop(a) for a in OPTION_ALIASES if a in aliases}
+    if gpu_decode and (where or Placement()).engine == 'local':
+        from imgprep.batches import check_gpu_decode  # torch is imported only for it: a run without the flag answers without torch
+        check_gpu_decode((where or Placement()).device)
     return Stage2Run(lay, kinds, parse_passes(passes, kinds), absolute_place(images_root), run_models(kinds, models, **aliases), kind_options(kinds, options, **opts),
-                     parse_part(part), where or Placement(), place_options(images_root, storage_options), rechecked_kinds(recheck, kinds))
+                     parse_part(part), where or Placement(), place_options(images_root, storage_options), rechecked_kinds(recheck, kinds), gpu_decode)
 
 # %% ../nbs/06a_plan.ipynb #3ae59492
 def rechecked_kinds(

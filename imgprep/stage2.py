@@ -248,11 +248,14 @@ def _made_by_model(run:Planner, kind:str, computed:list)->bool:
 def with_decode(
     described:dict, # A run's `encoders.json` from `describe_encoders`
     reduced_decode:bool, # Whether the run decodes JPEGs at reduced scale for the kinds that take a small input
+    gpu_decode:bool=False, # Whether it decodes JPEGs on the GPU for the kinds that can prepare them there
 )->dict:
-    "`described` with `reduced_decode: true` on each kind whose input a reduced decode changes; a full decode records nothing, as trees made before it was recorded."
+    "`described` with `reduced_decode: true` and `gpu_decode: true` on each kind whose input they change; a CPU's full decode records nothing, as trees made before it was recorded."
     from imgprep.encoders import Encoder
     for k,v in described['kinds'].items():
-        if reduced_decode and kind_of(k).input == 'image' and kind_of(k).encoder_class().input_size is not Encoder.input_size: v['reduced_decode'] = True
+        cls = kind_of(k).encoder_class() if kind_of(k).input == 'image' else Encoder
+        if reduced_decode and cls.input_size is not Encoder.input_size: v['reduced_decode'] = True
+        if gpu_decode and cls.tensor_preparer is not Encoder.tensor_preparer: v['gpu_decode'] = True
     return described
 
 # %% ../nbs/06d_stage2.ipynb #e57c100b
@@ -267,7 +270,7 @@ def _settings(run:Planner, needed:list, dtype:str, accept:list, device:str, redu
         computed = [k for k in run.kinds if k in computed or run.computes(k) and k not in known and _made_by_model(run, k, computed)]
     if not computed: return recorded, recorded
     present = tuple(k for k in KINDS if _made_by_model(run, k, computed))
-    current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode)
+    current = with_decode(describe_encoders(computed, run.models, device, dtype, run.options), reduced_decode, run.run.gpu_decode)
     merged = check_encoders(_binding(run, recorded, current, present), current, accept, where, present)
     return recorded, {**merged, MADE_FROM_CHECKED: True} if recorded is None and not present else merged  # a new tree: every made_from will be written as made
 
@@ -326,7 +329,8 @@ def _encode_spec(run:Planner, kinds:list, dtype, batch_size, t5_batch_size, max_
     if not kinds: return None
     decoders = max(0, min(8, ((os.cpu_count() or 1) - 1)//run.run.placement.sharing())) # image decoding processes per worker: the cores left, shared
     return EncodeSpec(str(run.lay.base), tuple(kinds), {k: run.run.model(k) for k in kinds}, dtype,
-                      {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode, run.run.storage_options)
+                      {k: run.options[k] for k in kinds}, batch_size, t5_batch_size, max_batch_pixels, decoders, reduced_decode, run.run.storage_options,
+                      run.run.gpu_decode)
 
 # %% ../nbs/06d_stage2.ipynb #84204cb4
 def _prepared(described:Stage2Run, jsonl:Path)->tuple:
@@ -391,6 +395,7 @@ def run_stage2(
     verify:bool=False, # Only check the Stage 2 tree and report every inconsistency, changing nothing; exit 1 if any
     move_orphans:bool=False, # With the check of --verify, move the .npy files no record names to <base>/orphans/ (kept, not deleted)
     progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
+    gpu_decode:bool=False, # Decode JPEGs on the GPU (torchvision's nvJPEG) for DINOv3 when only it wants them; other files, and any the GPU fails, on the CPU; recorded, so a tree is made one way
     storage_options:str|None=None, # fsspec options of a URL --images-root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
     **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters (see `plan.counter_names`), `models` (the encoders loaded), and `inline_min_cosine` when checked
@@ -401,7 +406,7 @@ def run_stage2(
     where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
     root = images_root if images_root is not None else recorded_images_root(jsonl) or '.'
     run = stage2_run(lay, root, kinds, passes, part, models, options, resolutions, where, dinov3_model=dinov3_model, vae_model=vae_model,
-                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options, recheck=recheck)
+                     t5_model=t5_model, vae_resolution=vae_resolution, t5xxl_length=t5xxl_length, storage_options=storage_options, recheck=recheck, gpu_decode=gpu_decode)
     _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, run.images_root, min_free_gb)
     with run_lock(lay.base, run.part):
         planner,backup = _prepared(run, jsonl)
