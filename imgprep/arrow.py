@@ -16,7 +16,8 @@ from fastcore.basics import patch
 from fastcore.meta import delegates
 
 from . import __version__
-from .core import ImgprepError, Progress, cli_parser, logger, remove_temps, run_cli
+from .core import ImgprepError, logger, remove_temps
+from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place
 from .encoders import DINOV3_ID
 from .format import npy_size

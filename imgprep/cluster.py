@@ -11,7 +11,8 @@ from pathlib import Path
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, atomic_write_json, cli_parser, fault, flocked, lock_taken, logger, one_line, run_cli
+from .core import ImgprepError, atomic_write_json, fault, flocked, lock_taken, logger, one_line
+from .cli import cli_parser, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
 from .storage import Folder, Store, open_place

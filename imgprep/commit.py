@@ -11,11 +11,11 @@ from typing import Iterator
 import numpy as np
 import orjson
 
-from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown
+from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown, quiet
 from .kinds import Stage2Layout, check_embedding, kind_of
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders
 from .buckets import assign_bucket
-from .plan import BadRecord, Planner, check_record, quiet
+from .plan import BadRecord, Planner, check_record
 from .encode import read_notes, remove_notes
 
 # %% auto #0

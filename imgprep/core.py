@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import argparse, codecs, ctypes, errno, fcntl, hashlib, importlib, inspect, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
+import codecs, ctypes, errno, fcntl, hashlib, importlib, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -17,13 +17,12 @@ from fastcore.docments import docments
 # %% auto #0
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'PR_SET_PDEATHSIG',
            'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line',
-           'setup_logging', 'format_counters', 'format_duration', 'Progress', 'validate_image_id', 'image_id_from_path',
-           'safe_key', 'safe_keys', 'ids_in_dir', 'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer',
-           'atomic_write_bytes', 'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside',
-           'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper',
-           'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock',
-           'flocked', 'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'os_error_line',
-           'run_cli', 'cli_parser', 'comma_list', 'resolved']
+           'setup_logging', 'quiet', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'ids_in_dir',
+           'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes', 'atomic_write_json',
+           'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside', 'printable', 'shown', 'open_regular',
+           'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record',
+           'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock', 'flocked', 'lock_taken',
+           'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'comma_list', 'resolved']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -70,72 +69,14 @@ def setup_logging(
     logger.setLevel(level)
     return logger
 
-# %% ../nbs/00_core.ipynb #d82fe346
-def format_counters(
-    counters:dict, # Counter names and values
-)->str:
-    "Counters as one `name=value` line, in the dict's order."
-    return ' '.join(f'{k}={v}' for k,v in counters.items())
-
-# %% ../nbs/00_core.ipynb #c3f5884a
-def format_duration(
-    s:float, # Seconds
-)->str:
-    "A short duration: `45s`, `3m20s`, `2h05m`."
-    s = int(round(s))
-    return f'{s}s' if s < 60 else f'{s//60}m{s%60:02d}s' if s < 3600 else f'{s//3600}h{s%3600//60:02d}m'
-
-# %% ../nbs/00_core.ipynb #85f38c94
-class Progress:
-    "Report `describe()` with the rate (and time left) every `every` ticks and every `seconds`, or as a tqdm bar on a terminal."
-    def __init__(self,
-                 every:int=500, # Report every this many ticks (0: never report)
-                 describe:Callable=None, # Returns the message; default `'{n} done'`
-                 out:Callable=print, # Where lines go
-                 clock:Callable=time.monotonic, # Time source, injectable for tests
-                 seconds:float=10, # Also report when this long has passed since the last report (0: by count only)
-                 total:int|None=None, # Ticks expected in all, for the time left
-                 bar:bool|None=False): # A tqdm bar on stderr instead of lines; None: when stderr is a terminal
-        self.every,self.out,self.clock,self.seconds,self.total = every,out,clock,seconds,total
-        self.describe = describe or (lambda: f'{self.n} done')
-        self.n,self.start = 0,clock()
-        self.last = self.start
-        if bar is None: bar = every > 0 and sys.stderr.isatty()
-        self.bar = _tqdm(total=total, file=sys.stderr, dynamic_ncols=True) if bar else None
-
-    @property
-    def rate(self)->float:
-        "Ticks per second so far."
-        return self.n/max(self.clock()-self.start, 1e-9)
-
-    def line(self)->str:
-        "The message, the rate so far and, with a `total`, the time left."
-        rate = self.rate
-        left = f' eta={format_duration((self.total-self.n)/rate)}' if self.total and rate > 0 and self.n <= self.total else ''
-        return f'{self.describe()} rate={rate:.1f}/s{left}'
-
-    def tick(self,
-             n:int=1, # Items done since the last tick
-            )->str|None: # The line, when one was printed
-        "Count `n` items; report when a multiple of `every` is crossed or `seconds` have passed since the last report."
-        before,self.n = self.n,self.n+n
-        if self.bar is not None: self.bar.update(n); self.bar.set_description(self.describe(), refresh=False); return None
-        if not self.every: return None
-        now = self.clock()
-        if self.n//self.every > before//self.every or (self.seconds and now - self.last >= self.seconds):
-            self.last = now
-            s = self.line()
-            self.out(s)
-            return s
-
-    def close(self):
-        "Close the bar, if there is one."
-        if self.bar is not None: self.bar.close()
-
-# %% ../nbs/00_core.ipynb #e6420b6d
-def _tqdm(**kw):
-    from tqdm.auto import tqdm  # imported only where a bar is wanted
-    return tqdm(**kw)
+# %% ../nbs/00_core.ipynb #c0quiet
+@contextmanager
+def quiet():
+    "Silence imgprep's log inside the block (a scan that the real pass repeats, warnings included)."
+    drop = lambda record: False
+    logger.addFilter(drop)
+    try: yield
+    finally: logger.removeFilter(drop)
 
 # %% ../nbs/00_core.ipynb #09cf1f08
 NAME_MAX = 255 # Bytes in one file name on ext4, XFS, btrfs and most other file systems
@@ -594,86 +535,6 @@ def die_with_parent(
         while os.getppid() == parent: time.sleep(0.1)
         os._exit(1)
     threading.Thread(target=watch, name='imgprep-parent-watch', daemon=True).start()
-
-# %% ../nbs/00_core.ipynb #1d8991b2
-_OS_HINTS = {errno.ENOSPC: 'free some space, then run the same command again: it goes on from where it stopped',
-             errno.EROFS: 'that filesystem is read-only; write somewhere else',
-             errno.EACCES: 'no permission; fix the permissions or write somewhere else'}
-_OS_HINTS[errno.EDQUOT], _OS_HINTS[errno.EPERM] = _OS_HINTS[errno.ENOSPC], _OS_HINTS[errno.EACCES]
-
-def os_error_line(
-    e:OSError, # What the operating system refused
-)->str:
-    "One line for an `OSError`: the file, what went wrong and, for the usual causes, what to do."
-    hint = _OS_HINTS.get(e.errno)
-    return (f'{e.filename}: ' if e.filename else '') + (e.strerror or str(e)) + (f'; {hint}' if hint else '')
-
-# %% ../nbs/00_core.ipynb #900d446b
-def run_cli(
-    name:str, # Command name, used as the prefix of error lines
-    fn:Callable, # Plain function returning a dict of counters
-    *args, # Passed to `fn`
-    failed:Callable=None, # `failed(counters)` -> True makes the exit status 1
-    **kwargs, # Passed to `fn`
-):
-    "Run `fn`, print its counters as one line, exit 1 if `failed(counters)`, exit 2 with one line on an `ImgprepError` (its `exit_status` if it has one) or `OSError`."
-    setup_logging()
-    try: counters = fn(*args, **kwargs)
-    except (ImgprepError, FileExistsError, FileNotFoundError) as e:
-        print(f'{name}: error: {e}', file=sys.stderr)
-        sys.exit(getattr(e, 'exit_status', 2))  # 1 for a run that failed part way, such as when one of its processes died or memory ran out
-    except OSError as e:
-        print(f'{name}: error: {os_error_line(e)}', file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        print(f'{name}: interrupted', file=sys.stderr)
-        sys.exit(130)
-    print(format_counters(counters), flush=True)
-    if failed is not None and failed(counters): sys.exit(1)
-
-# %% ../nbs/00_core.ipynb #24d7c23a
-def _annotation_names(ann)->set:
-    "The type names of an annotation such as `int|None` (a string under `from __future__ import annotations`)."
-    if isinstance(ann, str): return {t.strip() for t in ann.split('|')}
-    return {getattr(t, '__name__', str(t)) for t in getattr(ann, '__args__', (ann,))}
-
-# %% ../nbs/00_core.ipynb #897552f2
-def _flag_settings(param:inspect.Parameter, doc:str|None)->dict:
-    "argparse settings for one parameter, from its annotation, default and docment."
-    names, default = _annotation_names(param.annotation), param.default
-    kw = dict(help=(doc or '').replace('%', '%%'))
-    if default is param.empty: kw['required'] = True
-    else: kw['default'] = default
-    if 'bool' in names: kw['action'] = 'store_true' if not default else argparse.BooleanOptionalAction
-    elif names & {'list', 'tuple'}: kw.update(action='append', default=None if default in ((), []) else default)
-    elif 'int' in names: kw['type'] = int
-    elif 'float' in names: kw['type'] = float
-    shown = type(default) is not bool and default not in (param.empty, None, '', (), [])  # not `in (False, True)`: 0 == False, 1 == True
-    if shown and names & {'int', 'float', 'str', 'Path'}:
-        kw['help'] += ' (default: %(default)s)'
-    return kw
-
-# %% ../nbs/00_core.ipynb #e7217e22
-def cli_parser(
-    func:Callable, # What the command runs: its parameters are the flags, their comments the help
-    prog:str, # The command's name
-    positional:tuple=(), # Parameters given without a flag, in this order
-    skip:tuple=(), # Parameters the command does not offer
-    epilog:str|None=None, # Text shown after the flags by `--help`
-    exclusive:tuple=(), # Groups of parameters that may not be given together, such as `(('val_count', 'val_fraction'),)`
-    **custom, # Per parameter, argparse settings that replace the derived ones; `flag='--pass'` renames the flag, `aliases=('--old',)` keeps old spellings
-)->argparse.ArgumentParser:
-    "An argparse parser for `func`: one hyphenated flag per parameter, help from its comment, default from the signature."
-    p, docs = argparse.ArgumentParser(prog=prog, description=func.__doc__, epilog=epilog), docments(func)
-    group = {name: g for names in exclusive for g in [p.add_mutually_exclusive_group()] for name in names}
-    for name,param in inspect.signature(func).parameters.items():
-        if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD): continue
-        kw = _flag_settings(param, docs.get(name)) | custom.get(name, {})
-        flag,aliases = kw.pop('flag', '--' + name.replace('_', '-')),kw.pop('aliases', ())
-        if name not in positional: group.get(name, p).add_argument(flag, *aliases, dest=name, **kw); continue
-        if not kw.pop('required', False): kw['nargs'] = '?'
-        p.add_argument(name, **kw)
-    return p
 
 # %% ../nbs/00_core.ipynb #5b1f5ccf
 def comma_list(

@@ -4,42 +4,38 @@
 
 # %% ../nbs/06e_dedup.ipynb #98b2183c
 from __future__ import annotations
-import argparse, hashlib, json, os, signal
+import argparse, hashlib, json, os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .core import (ImgprepError, UnreadableFile, atomic_writer, cli_parser, exclusive_dir, iter_jsonl, load_npy, logger, read_regular,
-                          remove_temps, run_cli, seal, shown, unseal)
+from .core import (ImgprepError, UnreadableFile, atomic_writer, exclusive_dir, iter_jsonl, load_npy, logger, read_regular, remove_temps, seal, shown, unseal, fault)
+from .cli import cli_parser, run_cli
 from .kinds import Stage2Layout, check_embedding
 from .curation import CURATION_DIR, DECISIONS
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
 # %% auto #0
-__all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'FAULT_ENV', 'MAX_PAIRS_PER_VECTOR',
-           'EXACT_MAX', 'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree',
-           'tree_vectors', 'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order',
-           'kept_row', 'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'check_decision',
-           'dropped_ids', 'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report',
-           'dedup_parser', 'main']
+__all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
+           'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree', 'tree_vectors',
+           'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row',
+           'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids',
+           'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
+           'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 DECISION_FORMAT = 'imgprep-near-duplicates'
 DECISION_MAX_BYTES = 1 << 30 # about 200 bytes a line: millions of grouped images
 DEFAULT_THRESHOLD = 0.90 # provisional for DINOv3: measured with another pretrained network (see "Choosing the threshold"); check with --report
 KEEP_RULES = ('pixels', 'caption', 'first', 'id')
-FAULT_ENV = 'IMGPREP_DEDUP_FAULT' # test hook: `POINT` makes the run kill itself (SIGKILL) there (`searched`, `writing`)
 
 def decision_path(
     base:str|Path, # The Stage 2 base directory
 )->Path:
     "Where the near-duplicate decision of the tree at `base` lives (its registration in `curation.DECISIONS`)."
     return DECISIONS['near_duplicates'].path(base)
-
-def _fault(point:str):
-    if os.environ.get(FAULT_ENV) == point: os.kill(os.getpid(), signal.SIGKILL)
 
 # %% ../nbs/06e_dedup.ipynb #c4dc998a
 @dataclass
@@ -274,7 +270,7 @@ def write_decision(
     with atomic_writer(path) as f:
         for obj in [header, *rows]:
             b = _line(obj); f.write(b); h.update(b)
-            _fault('writing')
+            fault('writing')  # test hook: IMGPREP_FAULT=writing:1:KILL
         f.write(_line(seal(h, len(rows))))
     return path
 
@@ -403,7 +399,7 @@ def find_near_duplicates(
         rows = decision_rows(tv, groups, keep)
         header = dict(format=DECISION_FORMAT, version=1, threshold=threshold, keep=keep, method=used, neighbours=neighbours if used == 'approx' else None,
                       nprobe=nprobe if used == 'approx' else None, vectors=len(tv), dinov3=dinov3_provenance(tv.lay.base), seen=vectors_seen(tv))
-        _fault('searched')
+        fault('searched')  # test hook: IMGPREP_FAULT=searched:1:KILL
         write_decision(decision_path(tv.lay.base), header, rows)
     return dict(vectors=len(tv), missing=tv.missing, nonfinite=len(tv.nonfinite), bad_vectors=len(tv.bad), pairs=len(pairs), groups=len(groups),
                 dropped=sum(r['drop'] for r in rows), cross_split_groups=_cross_split(rows), method=used, **test_model_note(header['dinov3']))

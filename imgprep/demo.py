@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse, os, random, shutil, time
 from pathlib import Path
 
-from .core import ImgprepError, JSONL_NAME, cli_parser, format_counters, run_cli
+from .core import ImgprepError, JSONL_NAME
+from .cli import cli_parser, format_counters, run_cli
 from .testing import bucket_sizes, make_image, random_caption, tiny_models
 from .ingest import ingest
 from .stage2 import run_stage2

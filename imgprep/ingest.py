@@ -8,8 +8,8 @@ import argparse, hashlib, json, os, re, shlex, sys
 from collections import Counter
 from pathlib import Path
 
-from .core import (ImgprepError, JSONL_NAME, Progress, UnreadableFile, atomic_write_bytes, cli_parser, dumps_record, exclusive_dir, fault,
-                   iter_jsonl, logger, open_regular, read_regular, run_cli, validate_image_id)
+from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_write_bytes, dumps_record, exclusive_dir, fault, iter_jsonl, logger, open_regular, read_regular, validate_image_id)
+from .cli import Progress, cli_parser, run_cli
 from .kinds import T5_MASK_LEN
 from .format import MADE_FROM
 from .buckets import ratio_warning

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 import webdataset as wds
 
-from .core import ImgprepError, UnreadableFile, cli_parser, file_sha256, logger, run_cli, safe_key
+from .core import ImgprepError, UnreadableFile, file_sha256, logger, safe_key
+from .cli import cli_parser, run_cli
 from .storage import Folder, Store, store_error
 from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket

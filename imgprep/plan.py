@@ -6,7 +6,6 @@
 from __future__ import annotations
 import os
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -15,7 +14,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from .core import (ImgprepError, ImageIdError, UnreadableFile, comma_list, image_id_from_path,
-                          is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id)
+                          is_inside, iter_jsonl, load_npy, logger, open_regular, shown, validate_image_id, quiet)
 from .kinds import KINDS, Stage2Layout, check_resolution, kind_of, parse_kind_options, parse_kinds, vae_at
 from .buckets import bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
@@ -27,8 +26,7 @@ from .storage import Store, absolute_place, is_url, place_options, shown_place, 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
            'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'quiet',
-           'models_needed']
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'models_needed']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -575,15 +573,6 @@ def tally(self:Planner, it:Item)->str:
     if it.done or it.changed: return 'enriched'
     if any(self.computes(k) and it.image_id not in self.have[k] for k in self.kinds): return 'incomplete'
     return 'skipped'
-
-# %% ../nbs/06a_plan.ipynb #e54fb0b1
-@contextmanager
-def quiet():
-    "Silence imgprep's log inside the block (a scan that the real pass repeats, warnings included)."
-    drop = lambda record: False
-    logger.addFilter(drop)
-    try: yield
-    finally: logger.removeFilter(drop)
 
 # %% ../nbs/06a_plan.ipynb #0532fef8
 def models_needed(

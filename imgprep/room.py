@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from .core import DiskSpaceError, dumps_record, free_gb, iter_jsonl, shown
+from .core import DiskSpaceError, dumps_record, free_gb, iter_jsonl, shown, quiet
 from .kinds import KINDS, T5_MASK_LEN, Kind, kind_of
 from .buckets import assign_bucket
 from .format import inline_embedding, inline_fields, made_from, npy_size
-from .plan import MIGRATE, BadRecord, Planner, check_record, quiet
+from .plan import MIGRATE, BadRecord, Planner, check_record
 from .cluster import part_of
 
 # %% auto #0

@@ -16,7 +16,8 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import Progress, ImgprepError, UnreadableFile, cli_parser, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, run_cli, safe_keys
+from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, safe_keys
+from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured

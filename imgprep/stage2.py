@@ -14,12 +14,11 @@ import numpy as np
 from fastcore.basics import chunked
 from fastcore.meta import delegates
 
-from .core import (ImgprepError, JSONL_NAME, Progress, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, cli_parser,
-                          exclusive_dir, fault, flocked, format_counters, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps,
-                          run_cli, shown, temp_path)
+from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, exclusive_dir, fault, flocked, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps, shown, temp_path, quiet)
+from .cli import Progress, cli_parser, format_counters, run_cli
 from .kinds import KINDS, Stage2Layout, kind_of
 from .format import inline_embedding, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, check_encoders, read_encoders, tree_kinds
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed, quiet,
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed,
                           stage2_run)
 from .room import check_room, estimate_writes
 from .encode import EncodeSpec, EncodeTask, Probe, read_notes

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .core import (ImgprepError, UnreadableFile, cli_parser, logger, run_cli, Progress, JSONL_NAME, iter_jsonl, load_npy, read_regular,
-                          atomic_write_json)
+from .core import ImgprepError, UnreadableFile, logger, JSONL_NAME, iter_jsonl, load_npy, read_regular, atomic_write_json
+from .cli import cli_parser, run_cli, Progress
 from .kinds import DEFAULT_KINDS, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_problem,

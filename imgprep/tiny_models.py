@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse, json, os, re, secrets, shlex, shutil
 from pathlib import Path
 
-from .core import ImgprepError, cli_parser, flocked, run_cli
+from .core import ImgprepError, flocked
+from .cli import cli_parser, run_cli
 from .kinds import KINDS, kind_of
 
 # %% auto #0
