@@ -393,7 +393,6 @@ def run_stage2(
     progress_every:int=500, # A progress line every this many arrays written and every 10 s, with rate and time left; a bar on a terminal (0: never)
     verify:bool=False, # Only check the Stage 2 tree and report every inconsistency, changing nothing; exit 1 if any
     move_orphans:bool=False, # With the check of --verify, move the .npy files no record names to <base>/orphans/ (kept, not deleted)
-    progress_bar:bool|None=False, # A tqdm bar instead of lines (None: when stderr is a terminal)
     gpu_decode:bool=False, # Decode JPEGs on the GPU (torchvision's nvJPEG) for DINOv3 when only it wants them; other files, and any the GPU fails, on the CPU; recorded, so a tree is made one way
     storage_options:str|None=None, # fsspec options of a URL --images-root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
     **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
@@ -418,7 +417,7 @@ def run_stage2(
             found = {k: v for k in needed if kind_of(k).inline and n_check for k,v in _check_inline(planner, k, pool, n_check).items()}
             _record_settings(planner, needed, dtype, accept, where.device, reduced_decode)  # the hub models are in the cache now
             logger.info(room)  # once the models are loaded: a run that cannot start says only why
-            _run(planner, pool, backup, progress_every, need['arrays'], progress_bar)
+            _run(planner, pool, backup, progress_every, need['arrays'])
     if nothing_usable(planner.counts): logger.warning(f'{shown(planner.src)}: no usable record among {planner.counts["total"]}; see the warnings above')
     return {**planner.counts, 'models': '+'.join(needed) or 'none', **({'part': f'{planner.part[0]}/{planner.part[1]}'} if planner.part else {}), **found}
 
@@ -434,13 +433,13 @@ def _clean(lay:Stage2Layout, kinds:tuple):
     for p in lay.base.glob(f'.{lay.jsonl.name}.*.tmp'): p.unlink(missing_ok=True)
 
 # %% ../nbs/06d_stage2.ipynb #dc1983c7
-def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None=None, bar:bool|None=False):
+def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None=None):
     "Make the directories, plan, journal and encode every chunk, then merge the journal and fold the notes (also when interrupted)."
     run.lay.makedirs(run.kinds)
     committing = run.part is None
     if committing: _clean(run.lay, run.kinds)
     progress = Progress(progress_every, lambda: _progress_line(on_disk(run), run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
-                        total=total, bar=bar)
+                        total=total, bar=None)  # a bar when stderr is a terminal, lines otherwise
     stop = None
     with _signals(_interrupt), _ticking(progress), _warnings_above(progress):
         journal = Journal(journal_path(run.lay.jsonl), run.src) if committing else None
@@ -489,7 +488,7 @@ def _commit(run:Planner, journal:Journal, backup:Path|None):
 # %% ../nbs/06d_stage2.ipynb #f367f58a
 def stage2_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_stage2`: the parameters of `run_stage2` (`cli_parser`)."
-    return cli_parser(run_stage2, 'imgprep_stage2', skip=('progress_bar',), derived_dir=dict(aliases=('--output-base-dir',)), passes=dict(flag='--pass', metavar='PASS'),
+    return cli_parser(run_stage2, 'imgprep_stage2', derived_dir=dict(aliases=('--output-base-dir',)), passes=dict(flag='--pass', metavar='PASS'),
                       models=dict(flag='--model', metavar='KIND=ID'), options=dict(flag='--option', metavar='KIND.NAME=VALUE'), kinds=dict(metavar='KINDS'),
                       resolutions=dict(metavar='R,R'), t5xxl_length=dict(metavar='N'),
                       max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N|slurm'),
@@ -508,7 +507,7 @@ def _glued(argv:list, flags:tuple=('--part',))->list:
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_stage2`."
     argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])
-    run_cli('imgprep_stage2', run_stage2, **vars(stage2_parser().parse_args(argv)), progress_bar=None,
+    run_cli('imgprep_stage2', run_stage2, **vars(stage2_parser().parse_args(argv)),
             failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
 
 if __name__ == '__main__' and '__file__' in globals(): main() # `python -m imgprep.stage2`, not a notebook run
