@@ -16,20 +16,22 @@ from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
-__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'INLINE_ARRAY_MIN', 'MADE_FROM', 'MADE_FROM_CHECKED', 'JSON_FIELDS',
-           'MANIFEST_NAME', 'ENCODERS_NAME', 'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES',
-           'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds',
-           'kind_settings', 'bucket_problem', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
-           'stale_kinds', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'load_npy_bytes', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
-           'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
-           'migrate_record']
+__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE', 'SOURCE_MAX', 'INLINE_ARRAY_MIN', 'MADE_FROM',
+           'MADE_FROM_CHECKED', 'CAPTION_STATES', 'EMPTY_CAPTION', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
+           'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
+           'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings', 'bucket_problem',
+           'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays', 'caption_digest',
+           'made_from', 'stale_kinds', 'caption_state_path', 'caption_member', 'members', 'existing_shards',
+           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'npy_size',
+           'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch', 'accepted_unknown',
+           'check_encoders', 'inline_embedding', 'inline_fields', 'migrate_record']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
     bad_image_id='image_id is empty, not a string, or not a safe file name',
     bad_image_path='image_path is missing, empty, or escapes the images root',
     missing_caption='caption is missing or not a string (an empty caption is a caption: an unconditional sample)',
+    bad_captions="captions is not a list of {source, text} with texts not empty, or its first text is not the caption",
     bad_mask="a caption's attention mask (such as t5_attention_mask) is not 0s and 1s of its length with at least one 1",
     bad_size='height or width is not a positive integer',
     bad_bucket="aspect_bucket is missing, not WIDTHxHEIGHT, or not the bucket of the record's width and height",
@@ -135,6 +137,43 @@ _bucket_of = lru_cache(maxsize=4096)(assign_bucket)
 
 _PLAIN_ID = re.compile(r'[A-Za-z0-9_-]{1,240}') # ids of only these characters pass every rule of `validate_image_id`
 
+# %% ../nbs/01a_format.ipynb #de00d929
+CAPTIONS = 'captions' # record field: every caption of the image, in order, as {'source': ..., 'text': ...}; the first is `caption`
+MAIN_SOURCE = 'caption' # the source of a record's one caption when it has no `captions`
+
+def record_captions(
+    rec:dict, # A usable record
+)->list: # [{'source': ..., 'text': ...}], the record's `caption` first
+    "Every caption of `rec`: its `captions`, else its one caption, of source `caption`."
+    return rec[CAPTIONS] if CAPTIONS in rec else [dict(source=MAIN_SOURCE, text=rec['caption'])]
+
+def caption_fields(
+    captions:list, # (source, text) pairs, the first caption first
+)->dict: # `caption`, and `captions` unless it is one caption of the main source
+    "The fields a record holds for `captions`."
+    out = dict(caption=captions[0][1])
+    if len(captions) > 1 or captions[0][0] != MAIN_SOURCE: out[CAPTIONS] = [dict(source=s, text=t) for s,t in captions]
+    return out
+
+# %% ../nbs/01a_format.ipynb #6e3f9f38
+SOURCE_MAX = 64 # characters of a caption's source name
+_SOURCE = re.compile(r'[^\x00-\x1f\x7f]{1,%d}' % SOURCE_MAX)
+
+def captions_problem(
+    rec:dict, # A record whose `caption` is a string
+)->str|None:
+    "What is wrong with the record's `captions`, or None (a record without them has none)."
+    if CAPTIONS not in rec: return None
+    caps = rec[CAPTIONS]
+    if type(caps) is not list or not caps: return f'captions is {str(caps)[:40]!r}, not a list of one or more captions'
+    for i,c in enumerate(caps):
+        if type(c) is not dict or type(c.get('text')) is not str or type(c.get('source')) is not str:
+            return f'captions[{i}] is not {{"source": text, "text": text}}'
+        if not c['text']: return f'captions[{i}] is empty: the empty caption is kept only as a record\'s one caption'
+        if not _SOURCE.fullmatch(c['source']): return f'captions[{i}] has source {c["source"][:80]!r}: give 1 to {SOURCE_MAX} characters, no control characters'
+    if caps[0]['text'] != rec['caption']: return 'caption is not the first of captions: edit both, or remove captions'
+    return None
+
 # %% ../nbs/01a_format.ipynb #f0record
 def record_problem(
     rec:dict, # A Stage 2 record (or a Stage 1 record with `stage1`)
@@ -151,6 +190,7 @@ def record_problem(
     if type(path) is not str or not path.strip() or '\x00' in path: return 'bad_image_path', f'image_path is {path!r}'
     cap = rec.get('caption')
     if type(cap) is not str: return 'missing_caption', f'caption is {cap!r}'
+    if why := captions_problem(rec): return 'bad_captions', why
     for k in kinds:
         if not (f := kind_of(k).mask): continue
         mask = rec.get(f)
@@ -212,6 +252,29 @@ def stale_kinds(
     got = rec.get(MADE_FROM)
     if type(got) is not dict: return []
     return [k for k,v in made_from(rec, kinds).items() if k in got and got[k] != v]
+
+# %% ../nbs/01a_format.ipynb #63b7eb56
+CAPTION_STATES = 'captions' # a caption kind's subdirectory: the states of every caption but a record's first, one file per distinct text
+EMPTY_CAPTION = '' # what caption dropout trains on: its states are made for every caption kind of a tree
+
+def caption_state_path(
+    lay:Stage2Layout, # The Stage 2 tree
+    kind:str|Kind, # A caption kind
+    text:str, # A caption
+    mask:bool=False, # The path of its mask instead (uint8), for a kind with one
+)->Path:
+    "Where the states of caption `text` lie when it is not a record's first caption: `<kind dir>/captions/<digest>.npy` (`.mask.npy`)."
+    return lay.dir(kind)/CAPTION_STATES/f"{caption_digest(text)}{'.mask' if mask else ''}.npy"
+
+def caption_member(
+    kind:str|Kind, # A caption kind
+    index:int, # The caption's place among its record's captions (0: the first)
+    mask:bool=False, # The mask's member instead
+)->str:
+    "The tar member of a sample's caption at `index`: the kind's own for the first (`t5h`), `<member>_<index>` after it (`t5h_1`)."
+    k = kind_of(kind)
+    m = k.mask_member if mask else k.member
+    return m if index == 0 else f'{m}_{index}'
 
 # %% ../nbs/01a_format.ipynb #b5836f34
 JSON_FIELDS = ('image_id', 'aspect_bucket', 'caption', 'image_path', 'height', 'width')

@@ -11,7 +11,7 @@ from pathlib import Path
 from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_write_bytes, dumps_record, exclusive_dir, fault, iter_jsonl, logger, open_regular, read_regular, validate_image_id)
 from .cli import Progress, cli_parser, run_cli
 from .kinds import T5_MASK_LEN
-from .format import MADE_FROM
+from .format import CAPTIONS, MADE_FROM, MAIN_SOURCE, caption_fields, record_captions
 from .buckets import ratio_warning
 from .images import ImageError
 from .storage import local_path, open_place, shown_url
@@ -62,19 +62,28 @@ def assign_splits(
 # %% ../nbs/04_ingest.ipynb #ee62ec1e
 COUNTERS = ('found', 'written', 'train', 'val', 'corrupt_image', 'missing_caption', 'duplicate_image', 'too_small',
             'missing_image', 'bad_path', 'id_collision', 'animated', 'odd_ratio', 'long_caption', 'empty_caption', 'caption_from_filename',
-            'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name')
+            'new_images', 'reused_images', 'stage2_kept', 'changed_image', 'outside_root', 'bad_caption', 'bad_name', 'blank_caption')
 DATASET_COUNTERS = ('new_images', 'reused_images') # Images written to, or found in, `ingested_images`: shown for a saved dataset only
 
 # %% ../nbs/04_ingest.ipynb #b844eb33
-def _caption(c:Candidate, policy:str, counts:Counter)->str|None:
-    "The caption to use, or None when the candidate is left out."
-    if c.caption: return c.caption
+def _texts(raw:str|list|None, lines:bool)->list:
+    "The captions one place holds: its text (or a list cell's texts), cut at line breaks with `lines`; empty ones kept, to be counted."
+    return [t.strip() for x in (raw if isinstance(raw, list) else [] if raw is None else [raw]) for t in (x.splitlines() or [''] if lines else [x])]
+
+def _captions(c:Candidate, policy:str, counts:Counter, lines:bool=False)->list|None:
+    "The captions to use, as (source, text), in order; empty ones counted and named, not kept; None when the candidate is left out."
+    found = [(src, i, t) for src,raw in ((MAIN_SOURCE, c.caption), *c.more) for i,t in enumerate(_texts(raw, lines), 1)]
+    if caps := [(src, t) for src,_,t in found if t]:
+        if blank := [f'{src} #{i}' for src,i,t in found if not t]:
+            counts['blank_caption'] += len(blank)
+            logger.warning(f'{c.where}: blank_caption: {", ".join(blank)} empty, not kept as captions')
+        return caps
     if policy == 'skip':
         counts['missing_caption'] += 1
-        logger.warning(f'{c.where}: missing_caption: {"empty caption" if c.caption == "" else "no caption"}; left out (see --missing-caption)')
+        logger.warning(f'{c.where}: missing_caption: {"empty caption" if found else "no caption"}; left out (see --missing-caption)')
         return None
     counts['empty_caption' if policy == 'empty' else 'caption_from_filename'] += 1
-    return '' if policy == 'empty' else caption_from_filename(c.rel)
+    return [(MAIN_SOURCE, '' if policy == 'empty' else caption_from_filename(c.rel))]
 
 # %% ../nbs/04_ingest.ipynb #9700047c
 def _usable(
@@ -122,12 +131,13 @@ def check_candidates(
     workers:int=2, # Processes reading images (1: this process)
     memory:dict|None=None, # What an earlier run found (`read_seen`): unchanged paths are not read again
     remember:dict|None=None, # Gets an entry per image inspected without error, for `write_seen`
+    caption_lines:bool=False, # Each line of a caption is a caption
 )->list: # Stage 1 records without `split`, in path order
     "Read each candidate's header and bytes and keep the usable ones as records."
     seen,recs,todo = {},[],[]
     for c in sorted(cands, key=lambda c: c.rel):
         counts['found'] += 1
-        if (cap := _caption(c, missing_caption, counts)) is not None: todo.append((c, cap))
+        if (cap := _captions(c, missing_caption, counts, caption_lines)) is not None: todo.append((c, cap))
     caps = dict((id(c), cap) for c,cap in todo)
     progress = Progress(progress_every, lambda: f'progress: {progress.n} images read, {len(recs)} kept',
                         lambda s: print(s, file=sys.stderr, flush=True))
@@ -135,7 +145,7 @@ def check_candidates(
         progress.tick()
         if remember is not None and not isinstance(info, ImageError): remember[c.rel] = info
         if _usable(c, info, seen, min_side, counts):
-            recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, caption=caps[id(c)], height=info['height'],
+            recs.append(dict(image_id=image_id_for(c.rel), image_path=c.rel, **caption_fields(caps[id(c)]), height=info['height'],
                              width=info['width'], sha256=info['sha256']))
     return recs
 
@@ -169,13 +179,15 @@ def _flag_changed(recs:list, prev:dict, counts:Counter, s:Source):
 NEAR_LIMIT = 52 # An estimate from here on may be on either side of the 77 tokens: its caption is counted in the estimate's warning
 
 def _flag_long(recs:list, tokenizer, counts:Counter, s:Source):
-    "Count and name the captions over T5's 77 tokens; without a tokenizer, say once that the count is an estimate."
-    ns = caption_tokens([r['caption'] for r in recs], tokenizer)
+    "Count and name the captions over T5's 77 tokens (each of a record's captions); without a tokenizer, say once that the count is an estimate."
+    caps = [(r, c) for r in recs for c in record_captions(r)]
+    ns = caption_tokens([c['text'] for _,c in caps], tokenizer)
     how = 'T5 tokens' if tokenizer else 'T5 tokens by estimate'
-    for r,n in zip(recs, ns):
+    for (r,c),n in zip(caps, ns):
         if n > T5_MASK_LEN:
             counts['long_caption'] += 1
-            logger.warning(f"{s.named(r['image_path'])}: long_caption: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
+            which = f" (its {c['source']} caption {c['text'][:30]!r}...)" if CAPTIONS in r else ''
+            logger.warning(f"{s.named(r['image_path'])}: long_caption{which}: {n} {how}, over {T5_MASK_LEN}; Stage 2 keeps the first {T5_MASK_LEN}")
     if tokenizer is None and (near := sum(n >= NEAR_LIMIT for n in ns)):
         logger.warning(f"long_caption={counts['long_caption']} is an estimate (no T5 tokenizer at hand): {near} captions are estimated at "
                        f"{NEAR_LIMIT} tokens or more, where Stage 2 may cut more or fewer; give --t5-model (the T5 Stage 2 uses) to count exactly")
@@ -306,7 +318,9 @@ def ingest(
     images_root:str|Path|None=None, # Directory each record's `image_path` is relative to; default SRC (a saved dataset: the output's directory); for a URL, a URL prefix holding SRC
     input_format:str='auto', # What SRC is: 'folder', 'metadata' or 'dataset'; 'auto' tells them apart by what SRC holds
     caption_exts:tuple=CAPTION_EXTS, # Sidecar caption extension, repeatable; the first found wins (folder form; default .txt then .caption)
-    caption_column:str='text', # Caption column of a metadata file or a dataset
+    caption_column:str='text', # Caption column of a metadata file or a dataset; several, comma-separated: the first, then further caption sources named by their column
+    caption_suffixes:tuple=(), # Further sidecar, repeatable: `--caption-suffix short` reads photo.short.txt beside photo.txt, as a caption source named short
+    caption_lines:bool=False, # One caption per line: each line of a sidecar (or of a caption cell) is a caption of its source; empty lines are counted, not kept
     image_column:str|None=None, # Image column of a dataset; default its first `Image` feature
     dataset_split:str|None=None, # Split of a saved DatasetDict; default 'train', or the only one
     missing_caption:str='skip', # An image without caption: left out ('skip'), kept with "" ('empty'), or captioned with its file name ('filename')
@@ -323,7 +337,7 @@ def ingest(
     output = local_path(output, '--output', 'write the JSONL on this machine; the photos may stay where they are')
     _check_flags(input_format, missing_caption, val_count, val_fraction, workers, min_side)
     s = open_source(open_place(src, 'SRC', storage_options), output, images_root, input_format, caption_exts=tuple(caption_exts),
-                    caption_column=caption_column, image_column=image_column, dataset_split=dataset_split)
+                    caption_column=caption_column, caption_suffixes=tuple(caption_suffixes), image_column=image_column, dataset_split=dataset_split)
     check_output(output, s)
     output.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(output.parent, 'imgprep_ingest'):  # one run at a time writes this folder (the Stage 2 base, too)
@@ -331,7 +345,7 @@ def ingest(
         counts,memory,remember = Counter(dict.fromkeys(COUNTERS, 0)),read_seen(output, s.key),{}
         cands = s.candidates(counts, memory, remember)
         tokenizer = local_t5_tokenizer(t5_model) if cands else None
-        recs = _unique_ids(check_candidates(s, cands, counts, missing_caption, min_side, decode, progress_every, workers, memory, remember), counts, s)
+        recs = _unique_ids(check_candidates(s, cands, counts, missing_caption, min_side, decode, progress_every, workers, memory, remember, caption_lines), counts, s)
         if not counts['found']: logger.warning(nothing_found(s.place.shown(), s.fmt))
         _flag_long(recs, tokenizer, counts, s)
         unchanged = _write(output, _records_out(recs, previous_records(output), val_count, val_fraction, counts, s), s, remember)
@@ -362,6 +376,7 @@ def ingest_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_ingest`: one per parameter of `ingest`, with its comment as help and its default."
     return cli_parser(ingest, 'imgprep_ingest', positional=('src',),
                       caption_exts=dict(flag='--caption-ext', metavar='CAPTION_EXT', default=None),
+                      caption_suffixes=dict(flag='--caption-suffix', metavar='SUFFIX'),
                       input_format=dict(choices=INPUT_FORMATS), missing_caption=dict(choices=MISSING_CAPTION),
                       exclusive=(('val_count', 'val_fraction'),))
 
@@ -372,6 +387,7 @@ def main(
     a = vars(ingest_parser().parse_args(argv))
     exts = a['caption_exts']
     a['caption_exts'] = tuple(e if e.startswith('.') else f'.{e}' for e in exts) if exts else CAPTION_EXTS
+    a['caption_suffixes'] = tuple(a['caption_suffixes'] or ())
     run_cli('imgprep_ingest', ingest, failed=lambda c: c['written'] == 0, **a)
     root = a['images_root'] or default_images_root(a['src'], a['output'], a['input_format'], a['storage_options'])
     print(next_command(a['output'], root), flush=True)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fastcore.basics import patch
 from PIL import Image
 
-from .core import (ImgprepError, UnreadableFile, atomic_write_bytes, exclusive_dir, is_inside, iter_jsonl, logger, open_regular,
+from .core import (ImgprepError, UnreadableFile, atomic_write_bytes, comma_list, exclusive_dir, is_inside, iter_jsonl, logger, open_regular,
                    printable, read_regular, remove_temps, shown)
 from .images import stop_if_out_of_memory
 from .storage import Folder, Store, local_path, shown_url
@@ -24,9 +24,10 @@ from .inspection import OBJECT_THREADS, file_infos, file_token, get_object, obje
 
 # %% auto #0
 __all__ = ['IMAGE_EXTS', 'METADATA_NAMES', 'DATASET_MARKERS', 'INPUT_FORMATS', 'DATASET_IMAGES', 'FORMAT_EXTS', 'SOURCES',
-           'Candidate', 'rel_posix', 'detect_format', 'left_out', 'folder_candidates', 'csv_text', 'read_metadata',
-           'no_metadata', 'metadata_candidates', 'load_saved_dataset', 'dataset_candidates', 'Source', 'FolderSource',
-           'BucketSource', 'open_source', 'listed_candidates', 'object_captions', 'listed_metadata_candidates']
+           'Candidate', 'rel_posix', 'detect_format', 'left_out', 'sidecar_infixes', 'folder_candidates', 'csv_text',
+           'read_metadata', 'no_metadata', 'cell_caption', 'row_captions', 'metadata_candidates', 'load_saved_dataset',
+           'dataset_candidates', 'Source', 'FolderSource', 'BucketSource', 'open_source', 'listed_candidates',
+           'object_captions', 'listed_metadata_candidates']
 
 # %% ../nbs/03c_sources.ipynb #0a992fdd
 IMAGE_EXTS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.tif', '.tiff', '.gif')
@@ -40,9 +41,10 @@ class Candidate:
     "An image found in the source, before it is checked."
     rel: str # Path relative to the images root (POSIX)
     path: str|Path # The file
-    caption: str|None # None: no caption at all
+    caption: str|list|None # From the first place captions are read from; a list: several (a list cell); None: no caption at all
     where: str # What to name in warnings (the file, or the metadata row)
     token: list|None = None # What changes when its bytes do (`file_token`, or an object's size and etag); None: not known yet
+    more: tuple = () # (source, caption as above) from each further place: a suffixed sidecar, another column
 
 # %% ../nbs/03c_sources.ipynb #8f66a8db
 def rel_posix(
@@ -94,6 +96,22 @@ def _sidecar(p:str, cap:str|None, root:str|Path, counts:Counter)->tuple: # (ok, 
         left_out(counts, 'outside_root' if e.reason == 'outside_root' else 'bad_caption', shown(p), f'its caption {e}')
         return False, None
 
+# %% ../nbs/03c_sources.ipynb #bf2956f1
+def sidecar_infixes(
+    caption_suffixes:tuple, # Names of further sidecars, such as ('short',)
+)->tuple: # What comes between an image's stem and a sidecar's extension: '' for its own sidecar, then '.short', ...
+    "The sidecars an image may have: its own (`photo.txt`), then one per suffix (`photo.short.txt`)."
+    return ('', *(f'.{x}' for x in caption_suffixes))
+
+def _sidecars(p:str, sides:list, root:str|Path, counts:Counter)->list|None:
+    "The captions of image `p` from each of its sidecars (None where it has none), or None when one may not be read (counted and named once)."
+    caps = []
+    for side in sides:
+        ok,cap = _sidecar(p, side, root, counts)
+        if not ok: return None
+        caps.append(cap)
+    return caps
+
 # %% ../nbs/03c_sources.ipynb #5aad53a9
 def folder_candidates(
     src:Path, # Folder to walk
@@ -101,6 +119,7 @@ def folder_candidates(
     caption_exts:tuple=CAPTION_EXTS, # Sidecar extensions, first found wins
     skip:tuple=(), # Directories not to enter (where ingest writes)
     counts:Counter|None=None, # Gets `found` and `bad_name`, `bad_caption`, `outside_root` for what is left out here
+    caption_suffixes:tuple=(), # Further sidecars `<stem>.<suffix><ext>`, each a caption source named by its suffix
 )->list:
     "Every image file below `src` with its sidecar caption, in path order; files that cannot be used are counted and left out."
     out,skip,counts = [],{os.path.abspath(s) for s in skip},Counter() if counts is None else counts
@@ -113,8 +132,9 @@ def folder_candidates(
             if f.startswith('.') or ext.lower() not in IMAGE_EXTS: continue
             p = os.path.join(d, f)
             if printable(f) != f: left_out(counts, 'bad_name', shown(p), 'file name is not valid UTF-8; rename it'); continue
-            ok,caption = _sidecar(p, next((os.path.join(d, stem+e) for e in caption_exts if stem+e in names), None), src, counts)
-            if ok: out.append(Candidate(prefix + f, p, caption, shown(p)))
+            sides = [next((os.path.join(d, stem+x+e) for e in caption_exts if stem+x+e in names), None) for x in sidecar_infixes(caption_suffixes)]
+            if (caps := _sidecars(p, sides, src, counts)) is not None:
+                out.append(Candidate(prefix + f, p, caps[0], shown(p), more=tuple(zip(caption_suffixes, caps[1:]))))
     return out
 
 # %% ../nbs/03c_sources.ipynb #a67e6648
@@ -166,11 +186,27 @@ def no_metadata(src:str|Path)->ImgprepError:
     "The refusal of `--input-format metadata` for a source that holds no metadata file."
     return ImgprepError(f'{src}: holds none of {", ".join(METADATA_NAMES)}; drop --input-format metadata or add one')
 
+# %% ../nbs/03c_sources.ipynb #c80730d5
+def cell_caption(
+    v, # A caption cell of a metadata row or a dataset
+)->str|list|None: # Stripped text; a list of them for a list cell (an item that is not text is ''); None: no caption
+    "The caption, or captions, a cell holds."
+    if isinstance(v, str): return v.strip()
+    if isinstance(v, (list, tuple)): return [x.strip() if isinstance(x, str) else '' for x in v]
+
+def row_captions(
+    row:dict, # A metadata row or a dataset row
+    caption_column:str|tuple, # Its caption columns, as `metadata_candidates` takes them
+)->tuple: # (caption, more), as a `Candidate` holds them
+    "The captions of a row: its first column's, and a source per further column."
+    first,*rest = comma_list(caption_column)
+    return cell_caption(row.get(first)), tuple((c, cell_caption(row.get(c))) for c in rest)
+
 # %% ../nbs/03c_sources.ipynb #c60e6d69
 def metadata_candidates(
     src:Path, # Folder holding the metadata file
     images_root:Path, # What relative paths are relative to
-    caption_column:str='text', # Column holding the caption
+    caption_column:str|tuple='text', # Column holding the caption; several: the first, then further sources named by their column
     counts:Counter=None, # Gets `bad_path`, `missing_image`
 )->list:
     "The images a metadata file names, with their captions; rows naming no file inside `src` are counted and left out."
@@ -187,8 +223,8 @@ def metadata_candidates(
             counts.update(('found', 'missing_image'))
             logger.warning(f'{where}: missing_image: {p} does not exist; row left out')
         else:
-            cap = row.get(caption_column)
-            out.append(Candidate(rel_posix(p, images_root), Path(p), cap.strip() if isinstance(cap, str) else None, where))
+            cap,more = row_captions(row, caption_column)
+            out.append(Candidate(rel_posix(p, images_root), Path(p), cap, where, more=more))
     return out
 
 # %% ../nbs/03c_sources.ipynb #ad1fcf23
@@ -244,7 +280,7 @@ def _stored(
     return p
 
 # %% ../nbs/03c_sources.ipynb #97460457
-def _rows(ds, col:str, caption_column:str, src:Path, d:Path, counts:Counter)->Iterator:
+def _rows(ds, col:str, caption_column:str|tuple, src:Path, d:Path, counts:Counter)->Iterator:
     "A `Candidate` per usable row of `ds`, its image stored under `d`; rows without a readable image are counted and named."
     for i,row in enumerate(ds):
         v,where = row[col] or {},f'{shown(src)}[{i}]'
@@ -258,14 +294,15 @@ def _rows(ds, col:str, caption_column:str, src:Path, d:Path, counts:Counter)->It
             stop_if_out_of_memory(e, where)  # not the image's fault: the run stops, no row is dropped
             left_out(counts, 'corrupt_image', where, f'not an image PIL can read ({type(e).__name__})')
             continue
-        p,cap = _stored(d, data, ext, counts),row[caption_column]
-        yield Candidate(rel_posix(p, d.parent), p, cap.strip() if isinstance(cap, str) else None, where)
+        p = _stored(d, data, ext, counts)
+        cap,more = row_captions(row, caption_column)
+        yield Candidate(rel_posix(p, d.parent), p, cap, where, more=more)
 
 # %% ../nbs/03c_sources.ipynb #a00d1a50
 def dataset_candidates(
     src:Path, # Directory written by `save_to_disk`
     images_root:Path, # Images are written under `images_root/ingested_images`
-    caption_column:str='text', # Column holding the caption
+    caption_column:str|tuple='text', # Column holding the caption; several: the first, then further sources named by their column
     image_column:str|None=None, # Column holding the image; default the first `Image` feature
     split:str|None=None, # Split of a DatasetDict
     counts:Counter=None, # Gets `corrupt_image`, `new_images`, `reused_images`
@@ -274,8 +311,9 @@ def dataset_candidates(
     from datasets import Image as HFImage
     ds = load_saved_dataset(src, split)
     col = _image_column(ds, image_column)
-    if caption_column not in ds.features: raise ImgprepError(f'--caption-column {caption_column!r}: the dataset has {", ".join(ds.features)}')
-    ds = ds.select_columns([col, caption_column]).cast_column(col, HFImage(decode=False))
+    cols = comma_list(caption_column)
+    if lost := [c for c in cols if c not in ds.features]: raise ImgprepError(f'--caption-column {lost[0]!r}: the dataset has {", ".join(ds.features)}')
+    ds = ds.select_columns([col, *cols]).cast_column(col, HFImage(decode=False))
     d = images_root/DATASET_IMAGES
     d.mkdir(parents=True, exist_ok=True)
     with exclusive_dir(d, 'imgprep_ingest'):  # ours alone: what a killed run left half-written can go
@@ -290,7 +328,8 @@ class Source:
     root: Path|str # The images root: every `image_path` is relative to it (a folder, or a URL prefix)
     fmt: str # 'folder', 'metadata' or 'dataset'
     caption_exts: tuple = CAPTION_EXTS # Sidecar extensions, the first found wins (folder form)
-    caption_column: str = 'text' # Caption column of a metadata file or a dataset
+    caption_column: str|tuple = 'text' # Caption column of a metadata file or a dataset; several: the first, then further sources
+    caption_suffixes: tuple = () # Further sidecars `<stem>.<suffix><ext>` (folder form), each a caption source named by its suffix
     image_column: str|None = None # Image column of a saved dataset; default its first `Image` feature
     dataset_split: str|None = None # Split of a saved `DatasetDict`; default 'train', or the only one
 
@@ -351,7 +390,7 @@ def is_own_metadata(self:FolderSource, path:Path)->bool: return path.parent.reso
 def candidates(self:FolderSource, counts:Counter, memory:dict|None=None, remember:dict|None=None)->list:
     "The images of the folder, of its metadata file or of the saved dataset, with their captions, each with its file's token."
     src,root = self.place.local,self.root
-    if self.fmt == 'folder': cands = folder_candidates(src, root, self.caption_exts, skip=(root/DATASET_IMAGES,), counts=counts)
+    if self.fmt == 'folder': cands = folder_candidates(src, root, self.caption_exts, (root/DATASET_IMAGES,), counts, self.caption_suffixes)
     elif self.fmt == 'metadata': cands = metadata_candidates(src, root, self.caption_column, counts)
     else: cands = dataset_candidates(src, root, self.caption_column, self.image_column, self.dataset_split, counts)
     for c in cands: c.token = file_token(c.path)
@@ -402,14 +441,14 @@ def _hidden(rel:str)->bool: return any(p.startswith('.') for p in rel.split('/')
 
 def listed_candidates(
     s:BucketSource, # From `open_source`
-)->list: # (`Candidate` without its caption, the sidecar's path relative to SRC or None)
-    "Every image object of the listing with its sidecar caption object, by the folder's rules: hidden names skipped, first extension wins."
+)->list: # (`Candidate` without its caption, [its sidecar's path relative to SRC or None, then each suffix's])
+    "Every image object of the listing with its sidecar caption objects, by the folder's rules: hidden names skipped, first extension wins."
     out = []
     for rel in s.listing:
         stem,ext = os.path.splitext(rel)
         if _hidden(rel) or ext.lower() not in IMAGE_EXTS: continue
-        side = next((stem+e for e in s.caption_exts if stem+e in s.listing), None)
-        out.append((Candidate(s.prefix + rel, rel, None, s.place.shown(rel), s.token(rel)), side))
+        sides = [next((stem+x+e for e in s.caption_exts if stem+x+e in s.listing), None) for x in sidecar_infixes(s.caption_suffixes)]
+        out.append((Candidate(s.prefix + rel, rel, None, s.place.shown(rel), s.token(rel)), sides))
     return out
 
 # %% ../nbs/03c_sources.ipynb #aafdd81e
@@ -431,18 +470,17 @@ def object_captions(
 )->list: # The candidates with their captions
     "Each candidate with the caption of its sidecar object: remembered by its token, else read, `OBJECT_THREADS` at a time."
     memory,remember = memory or {},{} if remember is None else remember
-    keys = {side: s.prefix + side for _,side in pairs if side}
+    keys = {side: s.prefix + side for _,sides in pairs for side in sides if side}
     known = {side: memory[k]['caption'] for side,k in keys.items()
              if (e := memory.get(k)) and 'caption' in e and None not in s.token(side) and e['token'] == s.token(side)}
     todo = [side for side in keys if side not in known]
     with ThreadPoolExecutor(OBJECT_THREADS) as ex: got = dict(zip(todo, ex.map(lambda side: _object_caption(s, side), todo)))
     out = []
-    for c,side in pairs:
-        if side is not None:
-            cap = known[side] if side in known else got[side]
-            if isinstance(cap, UnreadableFile): left_out(counts, 'bad_caption', c.where, f'its caption {cap}'); continue
-            c.caption = cap
-            remember[keys[side]] = dict(path=keys[side], token=s.token(side), caption=cap)
+    for c,sides in pairs:
+        caps = [None if side is None else known[side] if side in known else got[side] for side in sides]
+        if bad := next((cap for cap in caps if isinstance(cap, UnreadableFile)), None): left_out(counts, 'bad_caption', c.where, f'its caption {bad}'); continue
+        c.caption,c.more = caps[0],tuple(zip(s.caption_suffixes, caps[1:]))
+        remember.update({keys[side]: dict(path=keys[side], token=s.token(side), caption=cap) for side,cap in zip(sides, caps) if side})
         out.append(c)
     return out
 
@@ -465,8 +503,8 @@ def listed_metadata_candidates(
             counts.update(('found', 'missing_image'))
             logger.warning(f'{where}: missing_image: {s.place.shown(rel)} does not exist; row left out')
         else:
-            cap = row.get(s.caption_column)
-            out.append(Candidate(s.prefix + rel, rel, cap.strip() if isinstance(cap, str) else None, where, s.token(rel)))
+            cap,more = row_captions(row, s.caption_column)
+            out.append(Candidate(s.prefix + rel, rel, cap, where, s.token(rel), more))
     return out
 
 # %% ../nbs/03c_sources.ipynb #4e6714e4

@@ -13,17 +13,19 @@ import numpy as np
 
 from .core import ImgprepError, UnreadableFile, logger, JSONL_NAME, iter_jsonl, load_npy, read_regular, atomic_write_json
 from .cli import cli_parser, run_cli, Progress
-from .kinds import DEFAULT_KINDS, Stage2Layout, check_embedding, kind_of
+from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_problem,
-                            tree_kinds)
+from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_captions,
+                            record_problem, tree_kinds)
+from .captions import estimate_tokens
 from .tars import tar_samples
 from .shard_dir import MANIFEST_MAX_BYTES
 from .loader import shard_kinds, shard_resolutions
 
 # %% auto #0
-__all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'latent_resolutions', 'stat_names',
-           'collect_stats', 'beside_shards', 'find_source', 'stats_source', 'latent_stats', 'stats_parser', 'main']
+__all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'CaptionLengths', 'latent_resolutions',
+           'stat_names', 'collect_stats', 'beside_shards', 'find_source', 'stats_source', 'latent_stats',
+           'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -174,6 +176,29 @@ def _moments_summary(m:Moments)->dict|None:
     return dict(channels=len(m.mean), values_per_channel=m.n, mean=m.mean.tolist(), std=m.std.tolist(),
                 min=m.min.tolist(), max=m.max.tolist(), overall=dict(zip(('mean', 'std'), m.overall())))
 
+# %% ../nbs/08a_stats.ipynb #abb87a15
+class CaptionLengths:
+    "Per caption source: how many captions and images, and each caption's length in words and in estimated T5 tokens."
+    def __init__(self): self.images,self.words,self.tokens = Counter(),{},{}
+
+    def update(self,
+               rec:dict|None, # A usable record (None: nothing to count)
+              ):
+        "Count the captions of `rec`."
+        if rec is None: return
+        caps = record_captions(rec)
+        self.images.update({c['source'] for c in caps})
+        for c in caps:
+            self.words.setdefault(c['source'], []).append(len(c['text'].split()))
+            self.tokens.setdefault(c['source'], []).append(estimate_tokens(c['text']))
+
+    def summary(self,
+                limit:int=T5_MASK_LEN, # Tokens a caption kind keeps
+               )->dict: # source -> `captions`, `images`, `words` and `tokens_estimate` (mean, std, min, max), `over_limit_estimate`
+        "Each source's counts and lengths, and how many of its captions are over `limit` tokens by estimate."
+        return {s: dict(captions=len(w), images=self.images[s], words=_summary(w), tokens_estimate=_summary(self.tokens[s]),
+                        over_limit_estimate=sum(t > limit for t in self.tokens[s])) for s,w in self.words.items()}
+
 # %% ../nbs/08a_stats.ipynb #e53b0588
 def latent_resolutions(
     kinds:tuple=DEFAULT_KINDS, # The kinds measured
@@ -198,8 +223,8 @@ def collect_stats(
     kinds:tuple=DEFAULT_KINDS, # The kinds the samples hold
     encoders:dict|None=None, # How their arrays were made (the tree's `encoders.json`), for the shapes they may have
 )->dict:
-    "Stream `samples` into per-kind statistics (`stat_names`: latent moments, vector norms, token counts), bucket counts, and the latents' resolutions."
-    what,buckets = stat_names(kinds),Counter()
+    "Stream `samples` into per-kind statistics (`stat_names`: latent moments, vector norms, token counts), bucket counts, the latents' resolutions, and each caption source's lengths."
+    what,buckets,captions = stat_names(kinds),Counter(),CaptionLengths()
     moments,norms,tokens = {k: Moments() for k,w in what.items() if 'moments' in w},{k: [] for k,w in what.items() if 'norm' in w},{k: [] for k,w in what.items() if 'tokens' in w}
     p = Progress(progress_every, lambda: f"progress: {p.n} samples, " + ', '.join(f"{counts[f'{k}_files']} {k}" for k in moments))
     for s in samples:
@@ -212,6 +237,7 @@ def collect_stats(
             if k in norms: norms[k].append(float(np.linalg.norm(x.astype(np.float64))))
         for k in tokens:
             if (t := _tokens(s.get(kind_of(k).mask), s['where'], counts, k, kind_settings(encoders, k))) is not None: tokens[k].append(t)
+        captions.update(s.get('record'))
         p.tick()
     order = [b for b in BUCKET_NAMES if b in buckets] + sorted(set(buckets)-set(BUCKET_NAMES))
     first = ['samples'] + [f'{k}_files' for k in kinds] + [f'nonfinite_{k}' for k in kinds]
@@ -219,7 +245,7 @@ def collect_stats(
     res = {r: dict(kind=k, latents=counts[f'{k}_files'], overall=_moments_summary(moments[k])['overall'] if moments[k].n else None)
            for r,k in latent_resolutions(kinds, encoders).items()}
     return dict(counts=counts, buckets={b: buckets[b] for b in order}, resolutions=res, **{k: _moments_summary(m) for k,m in moments.items()},
-                **{f'{k}_norm': _summary(v) for k,v in norms.items()}, **{f'{k}_tokens': _summary(v) for k,v in tokens.items()})
+                **{f'{k}_norm': _summary(v) for k,v in norms.items()}, **{f'{k}_tokens': _summary(v) for k,v in tokens.items()}, captions=captions.summary())
 
 # %% ../nbs/08a_stats.ipynb #6f6d2524
 STATS_NAME = 'latent_stats.json'
