@@ -345,7 +345,11 @@ def read_regular(
 )->bytes:
     "The bytes of `path`, under the rules of `open_regular`."
     fd,size = open_regular(path, root, max_bytes)
-    with os.fdopen(fd, 'rb') as f: return f.read()
+    parts = []
+    try:  # a caption is read for every image: plain reads, sized by `fstat`, cost half what a file object does
+        while b := os.read(fd, size + 1 if not parts else 1 << 20): parts.append(b)
+    finally: os.close(fd)
+    return b''.join(parts)
 
 # %% ../nbs/00_core.ipynb #c0sha
 def file_sha256(
