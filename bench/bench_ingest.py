@@ -20,7 +20,8 @@ other processes falls on both; the best and the median of each are printed, with
 the ratio of the medians and the range of the per-round ratios, and the load average before and after.
 No T5 is cached here, so caption lengths are estimated and transformers is never imported. More loops
 show where ingest's time goes: ingest in one process (`--workers 1`), `imgprep.images.image_size` alone
-(the header with EXIF orientation, read with PIL from the path, as Stage 2 reads it) and SHA-256 alone.
+(the header with EXIF orientation, read with PIL from the path, as Stage 2 reads it), SHA-256 alone, and the walk alone
+(`sources.folder_candidates`: every name listed, every caption read, no image opened).
 """
 import argparse, hashlib, io, multiprocessing, os, shutil, statistics, struct, sys, tempfile, time
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +33,7 @@ from PIL import Image
 from imgprep.images import image_size
 from imgprep.core import file_sha256
 from imgprep.ingest import ingest
+from imgprep.sources import folder_candidates
 
 PHOTOS = [Path(matplotlib.get_data_path())/'sample_data'/'grace_hopper.jpg'] + \
          [Path(skimage.__file__).parent/'data'/n for n in ('astronaut.png', 'coffee.png', 'rocket.jpg', 'motorcycle_left.png', 'chelsea.png')]
@@ -106,7 +108,7 @@ def main():
         mb = sum(p.stat().st_size for p in paths)/1e6
         print(f'folder: {a.images} JPEGs ({mb:.0f} MB) with captions, made in {time.perf_counter()-t:.1f} s')
         load0 = os.getloadavg()
-        bare_s,ingest_s,one_s,size_s,sha_s,base_s = [],[],[],[],[],[]
+        bare_s,ingest_s,one_s,size_s,sha_s,base_s,walk_s = [],[],[],[],[],[],[]
         for r in range(a.repeats):
             base_s.append(sha_all_cores(paths))
             bare_s.append(bare(paths))
@@ -116,6 +118,7 @@ def main():
             one_s.append(timed_ingest(tmp/'photos', tmp/f'one{r}.jsonl', 1)[0])
             size_s.append(loop(image_size, paths))
             sha_s.append(loop(file_sha256, paths))
+            walk_s.append(loop(lambda d: folder_candidates(d, d), [tmp/'photos']))
         assert (tmp/'out0.jsonl').read_bytes() == (tmp/'one0.jsonl').read_bytes()
         n = a.images
         def rate(ts): return f'best {n/min(ts):6.0f}  median {n/statistics.median(ts):6.0f}  worst {n/max(ts):6.0f} images/s'
@@ -127,6 +130,7 @@ def main():
         print(f'  for reference, ingest in one process:     {rate(one_s)}')
         print(f'  image_size alone (PIL, from the path):    {rate(size_s)}')
         print(f'  SHA-256 alone:                            {rate(sha_s)}')
+        print(f'  the walk alone (captions read, no image): {rate(walk_s)}  (ingest walks before its workers start)')
         per = sorted(b/i for b,i in zip(base_s, ingest_s))
         goal = statistics.median(base_s)/statistics.median(ingest_s)
         print(f'ratio ingest/(read + SHA-256, all cores): {goal:.2f}x of the medians, {min(base_s)/min(ingest_s):.2f}x of the bests, '

@@ -12,7 +12,10 @@ from .kinds import T5
 
 # %% auto #0
 __all__ = ['CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'text_codec', 'decode_text', 'caption_text', 'read_caption',
-           'caption_from_filename', 'estimate_tokens', 'local_t5_tokenizer', 'caption_tokens']
+           'caption_from_filename', 'estimate_tokens', 'hub_cache_dir', 'local_t5_tokenizer', 'caption_tokens']
+
+# %% ../nbs/03a_captions.ipynb #0f4114d7
+import os, sys
 
 # %% ../nbs/03a_captions.ipynb #a7a389ea
 CAPTION_EXTS = ('.txt', '.caption')
@@ -72,12 +75,21 @@ def estimate_tokens(
     "Rough T5 token count of `caption`, end token included."
     return math.ceil(max(1.3*len(caption.split()), len(caption)/4)) + 1
 
+# %% ../nbs/03a_captions.ipynb #52980772
+def hub_cache_dir()->str:
+    "The folder `huggingface_hub` caches models in, found as it finds it, without importing it."
+    if (hub := sys.modules.get('huggingface_hub.constants')) is not None: return hub.HF_HUB_CACHE  # loaded: its own value, even one a test set
+    var = lambda name, default: os.path.expandvars(os.path.expanduser(os.getenv(name, default)))
+    home = var('HF_HOME', os.path.join(os.getenv('XDG_CACHE_HOME', os.path.join(os.path.expanduser('~'), '.cache')), 'huggingface'))
+    return var('HF_HUB_CACHE', os.getenv('HUGGINGFACE_HUB_CACHE', os.path.join(home, 'hub')))
+
 # %% ../nbs/03a_captions.ipynb #cdf4ecb6
 def local_t5_tokenizer(
     t5_model:str|None=None, # Directory or hub id of a T5 model; None: the default T5, if it is in the local cache
 ):
     "The T5 tokenizer from local files only, or None when the default is not cached; `ImgprepError` if a given one cannot load."
     if t5_model is None:
+        if not os.path.isdir(os.path.join(hub_cache_dir(), 'models--' + T5.default_model.replace('/', '--'))): return None # no folder: import nothing
         from huggingface_hub import try_to_load_from_cache
         if not isinstance(try_to_load_from_cache(T5.default_model, 'config.json'), str): return None # not cached: skip importing transformers
     from transformers import AutoTokenizer

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #0c2d96d4
 from __future__ import annotations
-import codecs, ctypes, errno, fcntl, hashlib, importlib, json, logging, math, os, shutil, signal, stat, sys, threading, time, unicodedata, uuid
+import codecs, ctypes, errno, fcntl, hashlib, importlib, json, logging, math, os, re, shutil, signal, stat, sys, threading, time, uuid
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -19,10 +19,10 @@ __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MA
            'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line',
            'setup_logging', 'quiet', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'ids_in_dir',
            'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes', 'atomic_write_json',
-           'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside', 'printable', 'shown', 'open_regular',
-           'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl', 'dumps_record',
-           'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock', 'flocked', 'lock_taken',
-           'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'comma_list', 'resolved']
+           'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside', 'kernel_path', 'opened_inside', 'printable',
+           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
+           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock', 'flocked',
+           'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'comma_list', 'resolved']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -82,6 +82,7 @@ def quiet():
 NAME_MAX = 255 # Bytes in one file name on ext4, XFS, btrfs and most other file systems
 TEMP_EXTRA = len(f'..{2**22}-{"0"*8}.tmp') # What `temp_path` adds to a name: two dots, the largest Linux pid, 8 hex digits, `.tmp`
 ID_MAX_BYTES = NAME_MAX - len('.npy') - TEMP_EXTRA # So that `<image_id>.npy` and its temporary both fit
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\ud800-\udfff]') # Unicode's categories Cc (controls) and Cs (surrogates), whose ranges never change
 
 def validate_image_id(
     image_id:str, # Candidate image_id
@@ -90,7 +91,7 @@ def validate_image_id(
     if not isinstance(image_id, str) or not image_id: raise ImageIdError(f'image_id {image_id!r} is empty or not a string')
     if '/' in image_id or '\\' in image_id: raise ImageIdError(f'image_id {image_id!r} contains a path separator')
     if image_id == '.' or '..' in image_id: raise ImageIdError(f'image_id {image_id!r} contains ".." or is "."')
-    if any(unicodedata.category(c) in ('Cc', 'Cs') for c in image_id):
+    if _CONTROL.search(image_id):
         raise ImageIdError(f'image_id {image_id!r} contains NUL or a control character')
     if (n := len(image_id.encode('utf-8'))) > ID_MAX_BYTES:
         raise ImageIdError(f'image_id {image_id[:40]!r}... has {n} bytes; at most {ID_MAX_BYTES} fit a file name with the temporary suffix')
@@ -263,6 +264,34 @@ def is_inside(
     real,top = os.path.realpath(path),os.path.realpath(root)
     return os.path.commonpath([real, top]) == top
 
+# %% ../nbs/00_core.ipynb #8cf2db12
+def kernel_path(
+    fd:int, # An open file descriptor
+)->str|None:
+    "The absolute path, links resolved, that the kernel names open `fd` by (`/proc/self/fd`), or None where it has none to give."
+    try: p = os.readlink(f'/proc/self/fd/{fd}')
+    except OSError: return None  # no /proc: macOS, or a sandbox without it
+    return p if p.startswith('/') and not p.endswith(' (deleted)') else None  # a pipe, or a name that no longer leads to the file
+
+# %% ../nbs/00_core.ipynb #4d5e89f6
+_O_PATH = getattr(os, 'O_PATH', os.O_RDONLY) # Opens a directory only to name it: no permission to list it is needed
+
+def opened_inside(
+    fd:int, # A file opened from `path`
+    path:str|Path, # Where it was opened from
+    root:str|Path, # The directory it must lie in
+)->bool:
+    "`is_inside(path, root)` for the file open as `fd`, from the kernel's names of it and of `root` when it has them (a few microseconds)."
+    real = kernel_path(fd)
+    if real is not None:
+        try: top_fd = os.open(root, _O_PATH | os.O_DIRECTORY)
+        except OSError: top = None
+        else:
+            try: top = kernel_path(top_fd)
+            finally: os.close(top_fd)
+        if top is not None: return real == top or real.startswith(top.rstrip('/') + '/')
+    return is_inside(path, root)  # the kernel cannot say: the path's links are walked
+
 # %% ../nbs/00_core.ipynb #dc46d90e
 def printable(
     name:str, # A file name or path, possibly not valid UTF-8 (a name from another system's disk)
@@ -285,6 +314,8 @@ def shown(
     return printable(s)
 
 # %% ../nbs/00_core.ipynb #c0open
+def _outside(path:str, root:str|Path)->str: return f'{shown(path)}: resolves to {shown(os.path.realpath(path))}, outside {shown(root)}'
+
 def open_regular(
     path:str|Path, # File to open for reading
     root:str|Path|None=None, # When given, the file's real path (links resolved) must lie inside it
@@ -292,12 +323,15 @@ def open_regular(
 )->tuple: # (file descriptor, size in bytes); the caller closes the descriptor
     "Open `path` for reading if it is a regular file inside `root` of at most `max_bytes`, else raise `UnreadableFile`."
     path = os.fspath(path)
-    if root is not None and not is_inside(path, root):
-        raise UnreadableFile('outside_root', f'{shown(path)}: resolves to {shown(os.path.realpath(path))}, outside {shown(root)}')
-    try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
-    except OSError as e: raise UnreadableFile('missing' if e.errno == errno.ENOENT else 'unreadable', f'{shown(path)}: {e.strerror}') from None
+    if root is not None and os.path.islink(path) and not is_inside(path, root):  # a link out is not even opened
+        raise UnreadableFile('outside_root', _outside(path, root))
+    try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)  # a FIFO opens at once instead of waiting for a writer
+    except OSError as e:
+        if root is not None and not is_inside(path, root): raise UnreadableFile('outside_root', _outside(path, root)) from None
+        raise UnreadableFile('missing' if e.errno == errno.ENOENT else 'unreadable', f'{shown(path)}: {e.strerror}') from None
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode): why = 'not_regular', f'{shown(path)}: not a regular file'
+    if root is not None and not opened_inside(fd, path, root): why = 'outside_root', _outside(path, root)  # a linked folder on the way, or a link swapped in
+    elif not stat.S_ISREG(st.st_mode): why = 'not_regular', f'{shown(path)}: not a regular file'
     elif max_bytes is not None and st.st_size > max_bytes: why = 'too_large', f'{shown(path)}: {st.st_size} bytes, more than the {max_bytes} allowed'
     else: return fd, st.st_size
     os.close(fd)
@@ -311,7 +345,11 @@ def read_regular(
 )->bytes:
     "The bytes of `path`, under the rules of `open_regular`."
     fd,size = open_regular(path, root, max_bytes)
-    with os.fdopen(fd, 'rb') as f: return f.read()
+    parts = []
+    try:  # a caption is read for every image: plain reads, sized by `fstat`, cost half what a file object does
+        while b := os.read(fd, size + 1 if not parts else 1 << 20): parts.append(b)
+    finally: os.close(fd)
+    return b''.join(parts)
 
 # %% ../nbs/00_core.ipynb #c0sha
 def file_sha256(
