@@ -13,14 +13,15 @@ import orjson
 
 from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown, quiet
 from .kinds import Stage2Layout, check_embedding, kind_of
-from .format import ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders
+from .format import CAPTION_STATES, ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders
 from .buckets import assign_bucket
 from .plan import BadRecord, Planner, check_record
 from .encode import read_notes, remove_notes
 
 # %% auto #0
 __all__ = ['SAMPLE', 'ORPHANS_DIR', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'tiled_path',
-           'tiled_latents', 'fold_notes', 'array_header', 'other_settings', 'set_aside', 'refuse_other_settings']
+           'tiled_latents', 'fold_notes', 'array_header', 'other_settings', 'set_aside', 'set_aside_file',
+           'refuse_other_settings']
 
 # %% ../nbs/06c_commit.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -328,10 +329,17 @@ def set_aside(
     image_id:str, # Whose array
 )->Path: # Where it is now
     "Move the `kind` array of `image_id` to `<base>/orphans/<directory>/`, where no record names it, replacing no earlier orphan."
-    d = lay.base/ORPHANS_DIR/kind_of(kind).directory
+    return set_aside_file(lay, lay.npy_path(kind, image_id))
+
+def set_aside_file(
+    lay:Stage2Layout, # The tree
+    src:Path, # A `.npy` file of the tree that nothing names
+)->Path: # Where it is now
+    "Move `src` to the same place under `<base>/orphans/` (`t5_hidden/a.npy` to `orphans/t5_hidden/a.npy`), replacing no earlier orphan: a second is `a.1.npy`."
+    d = lay.base/ORPHANS_DIR/src.parent.relative_to(lay.base)
     d.mkdir(parents=True, exist_ok=True)
-    src,dst,n = lay.npy_path(kind, image_id),d/f'{image_id}.npy',0
-    while not _moved(src, dst): n += 1; dst = d/f'{image_id}.{n}.npy'
+    stem,dst,n = src.name.removesuffix('.npy'),d/src.name,0
+    while not _moved(src, dst): n += 1; dst = d/f'{stem}.{n}.npy'
     return dst
 
 # %% ../nbs/06c_commit.ipynb #c0otherrefuse
@@ -344,6 +352,20 @@ def _first_named(run:Planner)->Iterator:
             named = rec.get(MADE_FROM) if type(rec.get(MADE_FROM)) is dict else {}
             if kinds := [k for k in run.kinds if iid in run.have[k] and k not in named]:
                 yield {**rec, 'image_id': iid, 'aspect_bucket': assign_bucket(rec['width'], rec['height'])}, kinds
+
+# %% ../nbs/06c_commit.ipynb #7a3e7c33
+def _other_caption_states(
+    run:Planner, # The committing run
+    enc:dict|None, # The tree's `encoders.json`
+)->list: # (kind, state file, why)
+    "The states stored under a caption's text whose shape the tree's settings never make, for the kinds whose shape is a setting (T5-XXL's length)."
+    out = []
+    for k in [k for k in map(kind_of, run.kinds) if k.input == 'caption' and k.shape_rule]:
+        d,settings = run.lay.dir(k)/CAPTION_STATES,kind_settings(enc, k)
+        for p in sorted(d.glob('*.npy')) if settings is not None and d.is_dir() else []:
+            if p.name.endswith('.mask.npy') or (found := array_header(p)) is None: continue
+            if why := check_embedding(k, np.broadcast_to(np.zeros((), found[1]), found[0]), k.shapes(None, settings)): out.append((k.name, p, why))
+    return out
 
 # %% ../nbs/06c_commit.ipynb #1e3bc17d
 def refuse_other_settings(
@@ -362,3 +384,9 @@ def refuse_other_settings(
         run.counts['other_settings'] += 1
         logger.warning(f'{shown(kept)}: other_settings: {why}, which the settings in {ENCODERS_NAME} do not make (a run with other '
                        'settings wrote it); set aside, named by no record, and made again when the run computes it')
+    for k,p,why in _other_caption_states(run, enc):
+        kept = set_aside_file(run.lay, p)
+        if (mask := p.with_name(p.name.removesuffix('.npy') + '.mask.npy')).exists(): set_aside_file(run.lay, mask)
+        run.counts['other_settings'] += 1
+        logger.warning(f'{shown(kept)}: other_settings: {why}, which the settings in {ENCODERS_NAME} do not make; set aside with its mask, '
+                       'and made again when the run computes it')

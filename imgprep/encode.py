@@ -10,14 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from fastcore.basics import patch
 
 from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
 from .kinds import Stage2Layout, kind_of
+from .format import caption_digest, caption_state_path
 from .plan import Work
 from .storage import shown_place
 
 # %% auto #0
-__all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'Encoded', 'Encoding']
+__all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'CaptionTask', 'Encoded',
+           'Encoding']
 
 # %% ../nbs/06b_encode.ipynb #b0notescode
 NOTES_DIR = '.imgprep_notes'
@@ -114,6 +117,14 @@ class EncodeTask:
     @property
     def key(self)->str: return f'records {self.works[0].line}-{self.works[-1].line}' if self.works else f'chunk {self.chunk}'
 
+@dataclass
+class CaptionTask:
+    "Caption texts whose states one caption kind stores under their text (`format.caption_state_path`): further captions, the empty one."
+    kind:str # A caption kind
+    texts:list # Texts whose states are not stored yet
+    @property
+    def key(self)->str: return f'{len(self.texts)} {self.kind} captions'
+
 # %% ../nbs/06b_encode.ipynb #a1595674
 @dataclass
 class Encoded:
@@ -149,10 +160,11 @@ class Encoding:
         fault(kind)
 
     def __call__(self,
-                 works:list|EncodeTask|Probe, # `Work`s from the plan (or a task of them, or a `Probe`)
+                 works:list|EncodeTask|CaptionTask|Probe, # `Work`s from the plan (or a task of them, a `CaptionTask`, a `Probe`)
                 )->Encoded|list:
         "Make every array the works ask for; nothing raised for a bad image or a refused array, all reported."
         if isinstance(works, Probe): return self.probe(works)
+        if isinstance(works, CaptionTask): return self.caption_states(works)
         if isinstance(works, EncodeTask): works = works.works
         done,before = Encoded(),self.oom_retries()
         self.images(works, done)
@@ -209,3 +221,19 @@ def _captions(self:Encoding, works:list, done:Encoded):
             else: self.save(todo[i], kind, arr, done)
 
 Encoding.images,Encoding.captions = _images,_captions
+
+# %% ../nbs/06b_encode.ipynb #fca82684
+@patch
+def caption_states(self:Encoding, task:CaptionTask)->Encoded:
+    "Encode the texts of `task` and store each one's mask (a kind with one), then its states; counted as `new_<kind>_captions`."
+    from imgprep.batches import encode_captions
+    done,enc,k = Encoded(),self.encoders[task.kind],kind_of(task.kind)
+    caption_state_path(self.lay, k, '').parent.mkdir(exist_ok=True)
+    bs = 1 if enc.device.type == 'cpu' else self.spec.text_batch_size
+    for i,arr,mask in encode_captions(enc, task.texts, bs, [f'{k.name} caption {caption_digest(t)}' for t in task.texts]):
+        if arr is None: done.counts[f'failed_{k.name}_captions'] += 1; continue
+        if k.mask: atomic_save_npy(caption_state_path(self.lay, k, task.texts[i], mask=True), mask)
+        atomic_save_npy(caption_state_path(self.lay, k, task.texts[i]), arr)
+        done.counts[f'new_{k.name}_captions'] += 1
+        fault('caption_state')
+    return done

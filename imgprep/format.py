@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import MAX_JSON_DEPTH, ImageIdError, ImgprepError, UnreadableFile, nests_deeper, read_regular, validate_image_id
+from .core import MAX_JSON_DEPTH, ImageIdError, ImgprepError, UnreadableFile, ids_in_dir, nests_deeper, read_regular, validate_image_id
 from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
@@ -21,10 +21,11 @@ __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE',
            'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
            'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings', 'bucket_problem',
            'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays', 'caption_digest',
-           'made_from', 'stale_kinds', 'caption_state_path', 'caption_member', 'members', 'existing_shards',
-           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'npy_size',
-           'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch', 'accepted_unknown',
-           'check_encoders', 'inline_embedding', 'inline_fields', 'migrate_record']
+           'made_from', 'stale_kinds', 'caption_state_path', 'caption_member', 'further_captions',
+           'stored_caption_states', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
+           'npy_problem', 'load_npy_bytes', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
+           'migrate_record']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -275,6 +276,20 @@ def caption_member(
     k = kind_of(kind)
     m = k.mask_member if mask else k.member
     return m if index == 0 else f'{m}_{index}'
+
+# %% ../nbs/01a_format.ipynb #6fc0b4fd
+def further_captions(
+    rec:dict, # A usable record
+)->list: # Texts, in order
+    "The texts of a record's captions after its first: those whose states lie under their text."
+    return [c['text'] for c in record_captions(rec)[1:]]
+
+def stored_caption_states(
+    lay:Stage2Layout, # The Stage 2 tree
+    kind:str|Kind, # A caption kind
+)->set: # Digests (`caption_digest`)
+    "The captions whose states the tree stores under their text for `kind`: a state file exists (written after its mask, so the mask does too)."
+    return {n for n in ids_in_dir(lay.dir(kind)/CAPTION_STATES) if '.' not in n}
 
 # %% ../nbs/01a_format.ipynb #b5836f34
 JSON_FIELDS = ('image_id', 'aspect_bucket', 'caption', 'image_path', 'height', 'width')

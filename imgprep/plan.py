@@ -20,7 +20,8 @@ from .buckets import bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
 from .cluster import parse_part, part_of
-from .format import CROP_FIELDS, MADE_FROM, inline_arrays, inline_embedding, inline_fields, made_from, migrate_record, ordered_record, record_problem
+from .format import (CROP_FIELDS, EMPTY_CAPTION, MADE_FROM, caption_digest, further_captions, inline_arrays, inline_embedding, inline_fields, made_from,
+                            migrate_record, ordered_record, record_problem, stored_caption_states)
 from .storage import Store, absolute_place, is_url, place_options, shown_place, shown_url
 
 # %% auto #0
@@ -578,14 +579,16 @@ def tally(self:Planner, it:Item)->str:
 def models_needed(
     planner:Planner, # The run, before it starts
 )->list: # Kinds, in registration order
-    "The kinds some usable record of the run (of its part) still needs computed."
+    "The kinds some usable record of the run (of its part) still needs computed: an array, or the states of a further caption or of the empty one."
     wanted = [k for k in planner.kinds if planner.computes(k)]
-    need = set()
+    stored = {k: stored_caption_states(planner.lay, k) for k in wanted if kind_of(k).input == 'caption'}
+    no_empty,need = {k for k,s in stored.items() if caption_digest(EMPTY_CAPTION) not in s},set()  # the empty caption's, once a tree has a record
     with quiet():
         for _,rec in iter_jsonl(planner.src):
+            if len(need) == len(wanted): break
             try: iid,_ = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: continue
             if planner.part is not None and part_of(iid, planner.part[1]) != planner.part[0]: continue
-            need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)))
-            if len(need) == len(wanted): break
+            need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)), no_empty)
+            need.update(k for k,s in stored.items() if any(caption_digest(t) not in s for t in further_captions(rec)))
     return [k for k in wanted if k in need]

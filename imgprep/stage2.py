@@ -9,6 +9,7 @@ from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 from fastcore.basics import chunked
@@ -17,11 +18,12 @@ from fastcore.meta import delegates
 from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, exclusive_dir, fault, flocked, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps, shown, temp_path, quiet)
 from .cli import Progress, cli_parser, format_counters, run_cli
 from .kinds import KINDS, Stage2Layout, kind_of
-from .format import inline_embedding, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, check_encoders, read_encoders, tree_kinds
+from .format import (inline_embedding, CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, caption_digest, check_encoders, read_encoders,
+                            record_captions, stored_caption_states, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed,
                           stage2_run)
 from .room import check_room, estimate_writes
-from .encode import EncodeSpec, EncodeTask, Probe, read_notes
+from .encode import CaptionTask, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings
 from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, part_lock
@@ -29,9 +31,9 @@ from .verify import verify_stage2
 from .storage import local_path, place, relative_place, shown_url
 
 # %% auto #0
-__all__ = ['TASK', 'TASKS_PER_WORKER', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE', 'recorded_images_root',
-           'run_lock', 'task_size', 'on_disk', 'inline_cosines', 'with_decode', 'check_writable', 'run_stage2',
-           'nothing_usable', 'mark_checked', 'stage2_parser', 'main']
+__all__ = ['TASK', 'TASKS_PER_WORKER', 'CAPTION_TASK', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE',
+           'recorded_images_root', 'run_lock', 'task_size', 'caption_tasks', 'on_disk', 'inline_cosines', 'with_decode',
+           'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'stage2_parser', 'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
@@ -106,10 +108,13 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
 
 # %% ../nbs/06d_stage2.ipynb #d1264b99
 def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1, reports_progress:bool=True):
-    "The encode tasks of every chunk, planned and journaled as the workers ask for them."
+    "The encode tasks of every chunk, planned and journaled as the workers ask for them; then those of the captions stored under their text."
+    texts = {}  # further caption of the run's records -> its sources
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
         slots,items = _check(run, lines, journal, progress)
         run.plan(items)
+        for it in filter(run.in_part, items):
+            for c in record_captions(it.rec)[1:]: texts.setdefault(c['text'], set()).add(c['source'])
         if journal is not None:
             journal.write([s if isinstance(s, dict) else run.entry(s) for s in slots])
             fault('entries')
@@ -118,9 +123,32 @@ def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int
         chunks[n] = _Chunk({it.line: it for it in items}, len(range(0, len(works), size)))
         if not works: _tally(run, chunks.pop(n))
         for i in range(0, len(works), size): yield EncodeTask(n, works[i:i+size])
+    yield from caption_tasks(run, texts)
 
 def _tally(run:Planner, chunk:_Chunk):
     for it in chunk.items.values(): run.counts[run.tally(it)] += 1
+
+# %% ../nbs/06d_stage2.ipynb #c591c0f9
+CAPTION_TASK = 256 # texts per caption task
+
+def caption_tasks(
+    run:Planner, # The run, its records planned
+    texts:dict, # Further caption of the run's records -> its sources
+)->Iterator: # `CaptionTask`s
+    "A task per `CAPTION_TASK` texts whose states a caption kind of the run does not store yet: `texts` and the empty caption."
+    for k in [k for k in run.kinds if kind_of(k).input == 'caption' and run.can_make(k)]:
+        stored = stored_caption_states(run.lay, k)
+        todo = sorted((t for t in {*texts, EMPTY_CAPTION} if caption_digest(t) not in stored), key=caption_digest)
+        _count_cut(run, k, todo, texts)
+        for i in range(0, len(todo), CAPTION_TASK): yield CaptionTask(k, todo[i:i+CAPTION_TASK])
+
+def _count_cut(run:Planner, kind:str, todo:list, texts:dict):
+    "Count the texts of `todo` that `kind`'s tokenizer cuts, and name how many of each source."
+    cut = [t for t,c in zip(todo, run.tokenizer(kind).truncated(todo)) if c] if todo else []
+    if not cut: return
+    run.counts[f'truncated_{kind}_captions'] += len(cut)
+    by = Counter(s for t in cut for s in texts.get(t, ()))
+    logger.warning(f"{len(cut)} further captions are longer than {kind} takes and were cut to fit (by source: {', '.join(f'{s} {n}' for s,n in sorted(by.items()))})")
 
 # %% ../nbs/06d_stage2.ipynb #s2runchunks
 def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Progress):
@@ -131,9 +159,10 @@ def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Pro
             if isinstance(n, Counter): run.written.update(n); n = n.total()
             progress.tick(n)
     for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(workers.devices), workers.reports_progress), progress=tick):
+        run.counts.update(done.counts)
+        if isinstance(task, CaptionTask): continue
         n,chunk = task.chunk,chunks[task.chunk]
         for line,outcomes in done.outcomes.items(): run.record(chunk.items[line], outcomes)
-        run.counts.update(done.counts)
         if not workers.reports_progress: tick(sum(p is None for o in done.outcomes.values() for _,p,_ in o))
         chunk.waiting -= 1
         if not chunk.waiting: _tally(run, chunks.pop(n))
@@ -429,7 +458,7 @@ def nothing_usable(counts:dict)->bool:
 # %% ../nbs/06d_stage2.ipynb #d9987c21
 def _clean(lay:Stage2Layout, kinds:tuple):
     "Remove what killed writers left: `.npy` temporaries, and temporaries of the JSONL and its backup."
-    for k in kinds: remove_temps(lay.dir(k))
+    for k in kinds: remove_temps(lay.dir(k)); remove_temps(lay.dir(k)/CAPTION_STATES)
     for p in lay.base.glob(f'.{lay.jsonl.name}.*.tmp'): p.unlink(missing_ok=True)
 
 # %% ../nbs/06d_stage2.ipynb #dc1983c7

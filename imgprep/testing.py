@@ -15,6 +15,7 @@ from PIL import Image
 from .core import JSONL_NAME, atomic_write_json, dumps_record, file_sha256, logger
 from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, kind_of, scaled_sides
 from .buckets import BUCKETS, BUCKET_NAMES, bucket_name, cover_crop_box
+from .format import EMPTY_CAPTION, caption_state_path
 
 # %% auto #0
 __all__ = ['READ_ONLY', 'WORDS', 'STAGE1_DEFECTS', 'MALFORMED_LINES', 'STAGE2_DEFECTS', 'ARROW_WORDS', 'random_picture',
@@ -355,6 +356,14 @@ def _bucket_settings(settings:dict, kinds:tuple)->dict:
     return out
 
 # %% ../nbs/02a_testing.ipynb #610fe325
+def _empty_caption_states(lay:Stage2Layout, nrng:np.random.Generator, kinds:tuple, settings:dict):
+    "Random states and the mask of the empty caption for each caption kind, where Stage 2 stores them for caption dropout."
+    for k in (k for k in map(kind_of, kinds) if k.input == 'caption'):
+        shape = tuple(d or settings[k.name]['max_length'] for d in k.shapes(None, settings.get(k.name))[0])
+        caption_state_path(lay, k, EMPTY_CAPTION).parent.mkdir(exist_ok=True)
+        if k.mask: np.save(caption_state_path(lay, k, EMPTY_CAPTION, mask=True), np.array(mask_for(EMPTY_CAPTION, shape[0]), np.uint8))
+        np.save(caption_state_path(lay, k, EMPTY_CAPTION), nrng.standard_normal(shape, np.float32).astype(k.dtype))
+
 def _bucket_fields(rec:dict, kinds:tuple, settings:dict)->dict:
     "The fields Stage 2 adds to a record for each latent kind made at bucket resolution: the mode, the crop box and the original size."
     w,h,b = rec['width'],rec['height'],rec['aspect_bucket']
@@ -374,7 +383,7 @@ def make_stage2(
     kinds:tuple=DEFAULT_KINDS, # The kinds of arrays; other than the default ones, an `encoders.json` lists them
     settings:dict|None=None, # kind -> its `encoders.json` entry (e.g. `{'t5xxl': {'max_length': 16}}`; `{'vae512': {'resolution': 'bucket'}}`: latents at bucket resolution)
 )->Stage2Data:
-    "A Stage 2 tree: v2 JSONL and one `.npy` per kind and record (`dinov3/`, `vae_latents/`, `t5_hidden/`...), some records broken on purpose."
+    "A Stage 2 tree: v2 JSONL and one `.npy` per kind and record (`dinov3/`, `vae_latents/`, `t5_hidden/`...), the empty caption's states, some records broken on purpose."
     settings = _bucket_settings(settings or {}, kinds)
     lay = Stage2Layout(base).makedirs(kinds); rng = random.Random(seed); nrng = np.random.default_rng(seed)
     if tuple(kinds) != DEFAULT_KINDS or settings:
@@ -407,6 +416,7 @@ def make_stage2(
         lines.append((MALFORMED_LINES[j % len(MALFORMED_LINES)]+'\n').encode())
         data.bad_lines.append(len(lines))
     lay.jsonl.write_bytes(b''.join(lines))
+    _empty_caption_states(lay, nrng, kinds, settings)
     return data
 
 # %% ../nbs/02a_testing.ipynb #a65b3e90

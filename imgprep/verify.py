@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from .core import ImageIdError, JSONL_NAME, UnreadableFile, iter_jsonl, logger, read_regular, shown, validate_image_id
 from .kinds import Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, inline_arrays, inline_fields, kind_settings, npy_problem,
-                            read_encoders, record_problem, stale_kinds, tree_kinds)
-from .commit import ORPHANS_DIR, journal_path, set_aside
+from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, caption_digest, caption_state_path,
+                            further_captions, inline_arrays, inline_fields, kind_settings, mask_length, mask_problem, npy_problem, read_encoders, record_problem,
+                            stale_kinds, tree_kinds)
+from .commit import ORPHANS_DIR, journal_path, set_aside, set_aside_file
 
 # %% auto #0
 __all__ = ['VERIFY_PROBLEMS', 'v2_problem', 'verify_stage2']
@@ -20,7 +23,7 @@ __all__ = ['VERIFY_PROBLEMS', 'v2_problem', 'verify_stage2']
 # %% ../nbs/06c_verify.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
                    'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unrecorded_kind',
-                   'unchecked_made_from')
+                   'unchecked_made_from', 'missing_caption_state', 'orphan_caption_state')
 
 def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
     "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
@@ -65,11 +68,12 @@ def verify_stage2(
     for k in [k for k in kinds if enc is not None and have[k] and not kind_of(k).inline and kind_settings(enc, k) is None and k not in accepted_unknown(enc)]:
         bad('unrecorded_kind', lay.base/ENCODERS_NAME, f'has no entry for {k}, but {k} arrays are on disk: how they were made is not recorded; '
             'restore the entry, or let the next run record its settings with --accept unknown')
-    ids = {}
+    ids,texts = {},{}  # image_id -> line; further caption -> first line naming it
     recorded = False # some record says what its arrays were made from
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
         recorded = recorded or MADE_FROM in rec
+        if not record_problem(rec, kinds=kinds, encoders=enc): texts.update({t: line for t in further_captions(rec) if t not in texts})
         if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad)) is None: continue
         ids[got[0]] = line
         c['complete'] += got[1]
@@ -80,6 +84,8 @@ def verify_stage2(
             if move_orphans:
                 set_aside(lay, kind, iid)
                 c['orphans_moved'] += 1
+    for kind in kinds:
+        if kind_of(kind).input == 'caption': _verify_caption_states(lay, kind, enc, texts, bad, c, move_orphans)
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
     if recorded and enc is not None and not enc.get(MADE_FROM_CHECKED):
         bad('unchecked_made_from', lay.base/ENCODERS_NAME, "made by an imgprep that could record an edited caption's or a replaced photo's new input on the "
@@ -110,3 +116,26 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
         bad('stale_npy', lay.npy_path(kind, iid), f'made from another {kind_of(kind).input} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
         ok = False
     return iid, ok
+
+# %% ../nbs/06c_verify.ipynb #b16f9953
+def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|None:
+    "(counter, message) for stored states of `text` that cannot be used, or None."
+    path,mask = caption_state_path(lay, kind, text),caption_state_path(lay, kind, text, mask=True)
+    if not path.exists() or kind_of(kind).mask and not mask.exists(): return 'missing_caption_state', f'{shown(path)} (or its mask) does not exist; imgprep_stage2 makes it'
+    if p := _npy_problem(kind, path, None, settings): return p
+    if not kind_of(kind).mask: return None
+    try: m = np.load(mask, allow_pickle=False)
+    except (OSError, ValueError) as e: return 'unreadable_npy', f'{shown(mask)}: {e}'
+    if m.dtype != np.uint8 or (why := mask_problem(m.tolist(), mask_length(kind, settings), 'mask')): return 'bad_shape', f'{shown(mask)}: {why if m.dtype == np.uint8 else m.dtype}'
+
+def _verify_caption_states(lay, kind:str, enc:dict|None, texts:dict, bad, c:Counter, move_orphans:bool):
+    "Check the states `kind` stores under their text: every further caption's, and no file that no caption names (moved aside with `move_orphans`)."
+    for t,line in sorted(texts.items(), key=lambda o: o[1]):
+        if p := _caption_state_problem(lay, kind, t, kind_settings(enc, kind)): bad(p[0], f'{lay.jsonl}:{line}', f'a caption after the first: {p[1]}')
+    named = {caption_digest(t) for t in (*texts, EMPTY_CAPTION)}
+    d = lay.dir(kind)/CAPTION_STATES
+    for p in sorted(d.glob('*.npy')) if d.is_dir() else []:
+        if p.name.split('.')[0] in named: continue
+        bad('orphan_caption_state', p, 'no caption of the tree has this text any more; imgprep_stage2 --move-orphans moves such files to '
+            f'{shown(lay.base/ORPHANS_DIR)}/ (kept, not deleted)')
+        if move_orphans: set_aside_file(lay, p); c['orphans_moved'] += 1
