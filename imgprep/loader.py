@@ -627,6 +627,24 @@ def verify_stored_shard(
         raw.close()
     return n, f.n, f.sha.hexdigest()
 
+# %% ../nbs/08_loader.ipynb #8b2de3c0
+def _check_empty_caption(
+    d:Folder|Store, # A shard set
+    raw:bytes, # Its manifest
+    problem, # Called with each problem's description
+):
+    "Each file of the empty caption the manifest lists: there, of its size and sha256."
+    try: listed = json.loads(raw).get('empty_caption')
+    except (ValueError, AttributeError): return  # said by `_checked_manifest`
+    if listed is None: return
+    if not isinstance(listed, dict): problem(f'{d.shown(MANIFEST_NAME)}: empty_caption is not an object'); return
+    for name,e in listed.items():
+        rel = empty_caption_file(name.removesuffix('.npy'))
+        try: data = d.read_bytes(rel, max_bytes=1 << 30)
+        except (FileNotFoundError, ImgprepError) as err: problem(f'{rel}: listed in {MANIFEST_NAME} but not readable ({err})'); continue
+        if not isinstance(e, dict) or (len(data), hashlib.sha256(data).hexdigest()) != (e.get('bytes'), e.get('sha256')):
+            problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
+
 # %% ../nbs/08_loader.ipynb #e10f6656
 def verify_shards(
     d, # Output directory of `imgprep_shard`, its URL (the shards are streamed, not downloaded first), or one already opened
@@ -662,6 +680,7 @@ def verify_shards(
         samples += n
     for k,c in keys.items():
         if c > 1: problem(f'key {k!r} is in {c} samples')
+    if not isinstance(raw, UnreadableFile): _check_empty_caption(d, raw, problem)
     if len(problems) > max_warnings: logger.warning(f'{len(problems)} problems in all')
     return dict(shards=len(found), samples=samples, problems=len(problems))
 
