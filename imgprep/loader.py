@@ -461,6 +461,7 @@ def pick(self:Captions,
     caps = record_captions(meta)
     if callable(self.caption):
         i = self.caption(meta)
+        i = int(i) if isinstance(i, (int, np.integer)) and not isinstance(i, bool) else i  # numpy's integers too
         if type(i) is not int or not 0 <= i < len(caps): raise ImgprepError(f'sample {key!r}: the caption function gave {i!r}; it has captions 0 to {len(caps)-1}')
         return i
     if self.caption == 'random': return int(u * len(caps))

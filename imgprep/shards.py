@@ -389,8 +389,7 @@ def empty_caption_states(
             p = caption_state_path(layout, k, EMPTY_CAPTION, m)
             try: data = read_regular(p)
             except UnreadableFile as e:
-                if e.reason == 'missing': logger.info(f'{p}: missing: the shards carry no empty caption (imgprep_stage2 makes it, for caption dropout)')
-                else: logger.warning(f'{e}: the shards carry no empty caption')
+                if e.reason != 'missing': logger.warning(f'{e}: the shards carry no empty caption')  # missing: a tree made before them, said by the loader when dropout asks for them
                 return None
             if why := (state_mask_problem(k, data, settings.get(k)) if m else npy_problem(k, data, None, settings.get(k))):
                 logger.warning(f'{p}: {why}: the shards carry no empty caption'); return None
