@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, json, tarfile
+import argparse, functools, hashlib, json, math, tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -13,22 +13,25 @@ import orjson
 import torch
 import torch.nn.functional as F
 import webdataset as wds
+from fastcore.basics import patch
 
 from .core import ImgprepError, UnreadableFile, file_sha256, logger, safe_key
 from .cli import cli_parser, run_cli
 from .storage import Folder, Store, store_error
 from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket
-from .format import (MANIFEST_NAME, kind_settings, load_npy_bytes, mask_length, members, npy_header, npy_header_len,
-                            npy_problem, record_problem)
+from .format import (MAIN_SOURCE, MANIFEST_NAME, caption_member, captions_problem, kind_settings, load_npy_bytes, mask_length, mask_problem,
+                            members, npy_header, npy_header_len, npy_problem, record_captions, record_problem)
 from .tars import ReadAhead, stored_samples, tar_samples
-from .shard_dir import read_manifest, shard_bucket, shard_names, shard_place
+from .shard_dir import empty_caption_file, read_manifest, shard_bucket, shard_names, shard_place
+from .shards import further_members, state_mask_problem
 
 # %% auto #0
 __all__ = ['shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'latent_kinds', 'bucket_sides', 'latent_size',
            'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds',
-           'training_latents', 'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard',
-           'verify_stored_shard', 'verify_shards', 'verify_parser', 'verify_main']
+           'training_latents', 'shard_resolutions', 'Resolutions', 'Captions', 'caption_sources',
+           'empty_caption_arrays', 'bucket_dataset', 'verify_shard', 'verify_stored_shard', 'verify_shards',
+           'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
 def _shards(
@@ -74,29 +77,47 @@ def _npy_head(
     start = npy_header_len(data)
     return (start, *npy_header(bytes(data[:start])))
 
-def _mask_member(s:dict, k, settings:dict|None)->tuple:
-    "(mask as a list, parsed header, problem): a mask member must be a uint8 vector of the kind's mask length."
-    ext,n = f'{k.mask_member}.npy',mask_length(k, settings)
+def _mask_member(s:dict, k, settings:dict|None, ext:str|None=None)->tuple:
+    "(mask as a list, parsed header, problem): a mask member (`ext`, default the kind's own) must be a uint8 vector of the kind's mask length."
+    ext,n = ext or f'{k.mask_member}.npy',mask_length(k, settings)
     try: m = load_npy_bytes(s[ext], head := _npy_head(s[ext]))
     except ValueError as e: return None, None, f'.{ext} unreadable ({e})'
     if m.dtype == np.uint8 and m.ndim == 1 and n in (None, len(m)): return m.tolist(), head, None
     return None, None, f".{ext} is {m.dtype} {m.shape}, expected uint8 ({n or 'L'},)"
 
-def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict)->str|None:
-    "`format.npy_problem` of a kind's member, its header parsed once and kept in `heads` for the decoding."
-    try: heads[k.member] = head = _npy_head(data)
+def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict, name:str|None=None)->str|None:
+    "`format.npy_problem` of a kind's member (`name`, default the kind's own), its header parsed once and kept in `heads` for the decoding."
+    try: heads[name or k.member] = head = _npy_head(data)
     except ValueError as e: return str(e)
     return npy_problem(k, data, rec, settings, head)
+
+# %% ../nbs/08_loader.ipynb #09178123
+def _further(kinds:tuple, meta:dict)->list:
+    "`shards.further_members` of a sample whose `.json` has sound captions; none otherwise (`record_problem` names what is wrong)."
+    return further_members(kinds, meta) if type(meta.get('caption')) is str and captions_problem(meta) is None else []
+
+def _further_problems(s:dict, further:list, rec:dict|None, encoders:dict|None, heads:dict)->list:
+    "The problems of a sample's further captions' members, as of its first caption's; their headers kept in `heads`."
+    out = []
+    for f,k,_,m in further:
+        kd,settings,name = kind_of(k),kind_settings(encoders, k),f[:-len('.npy')]
+        if m:
+            mask,heads[name],why = _mask_member(s, kd, settings, f)
+            if why or (why := mask_problem(mask, None, f'.{f}')): out.append(('bad_mask', why))
+        elif why := _array_problem(kd, s[f], rec, settings, heads, name): out.append((f'bad_{k}', f'.{f} {why}'))
+    return out
 
 # %% ../nbs/08_loader.ipynb #b95a4544
 def _checked(s:dict, bucket:str|None, kinds:tuple, encoders:dict|None, meta:dict|None=None)->tuple:
     "(problems, the parsed `.json`, array name -> its parsed header): `sample_problems`, with what it parsed for `decode_sample`."
     have,want = {k for k in s if not k.startswith('__')},members(kinds)
-    if have != set(want): return [('bad_members', f'members {sorted(have)}, expected {list(want)}')], None, None
+    if not have >= set(want): return [('bad_members', f'members {sorted(have)}, expected {list(want)}')], None, None
     if meta is None:
         try: meta = _json(s['json'])
         except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')], None, None
     if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')], None, None
+    further = _further(kinds, meta)
+    if have != {*want, *(f for f,*_ in further)}: return [('bad_members', f'members {sorted(have)}, expected {[*want, *(f for f,*_ in further)]}')], None, None
     masks,bad_masks,heads = {},[],{}
     for k in (k for k in map(kind_of, kinds) if k.mask):
         masks[k.mask],heads[k.mask_member],why = _mask_member(s, k, settings := kind_settings(encoders, k))
@@ -105,7 +126,7 @@ def _checked(s:dict, bucket:str|None, kinds:tuple, encoders:dict|None, meta:dict
     # an array's shape follows its record only when the record is sound: a bad bucket or size says nothing about it (and is never allocated)
     out = [(f'bad_{k.name}', f'.{k.member}.npy {why}') for k in map(kind_of, kinds)
            if (why := _array_problem(k, s[f'{k.member}.npy'], None if rp else meta, kind_settings(encoders, k), heads))]
-    out += bad_masks + ([rp] if rp else [])
+    out += _further_problems(s, further, None if rp else meta, encoders, heads) + bad_masks + ([rp] if rp else [])
     if bucket is not None and meta.get('aspect_bucket', bucket) != bucket: out.append(('bad_bucket', f".json aspect_bucket {meta['aspect_bucket']!r} in a shard of bucket {bucket}"))
     try: key = safe_key(meta.get('image_id'))
     except ValueError: key = s['__key__']  # a bad image_id is named above
@@ -139,7 +160,8 @@ def decode_sample(
     probs,_,heads = _checked(sample, None, kinds, encoders, meta)
     if probs: raise BadSample(f'{where}: {probs[0][0]}: {probs[0][1]}' + (f' (and {len(probs)-1} more)' if len(probs) > 1 else '') + f'; {_FIX}')
     try: return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
-                 **{a: load_npy_bytes(sample[f'{a}.npy'], heads[a]) for a in arrays(kinds)}}
+                 **{a: load_npy_bytes(sample[f'{a}.npy'], heads[a]) for a in arrays(kinds)},
+                 **{f[:-4]: load_npy_bytes(sample[f], heads[f[:-4]]) for f,*_ in _further(kinds, meta)}}
     except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
 
 # %% ../nbs/08_loader.ipynb #59cc77ba
@@ -232,6 +254,8 @@ def collate(
     if 'resolution' in samples[0]:
         if len(rs := {s['resolution'] for s in samples}) > 1: raise ValueError(f'a batch mixes resolutions: {sorted(rs)}')
         batch['resolution'] = samples[0]['resolution']
+    for a in ('caption_index', 'caption_source'):
+        if a in samples[0]: batch[a] = [s[a] for s in samples]
     for a,v in samples[0].items():
         if isinstance(v, np.ndarray): batch[a] = _stack([s[a] for s in samples], a)
     return _to_torch(batch) if as_torch else batch
@@ -387,6 +411,106 @@ class Resolutions:
         others = {kind_of(k).member for k in self.held.values()}
         return {k: v for k,v in s.items() if k not in others} | {self.member: s[m], 'resolution': r}
 
+# %% ../nbs/08_loader.ipynb #fb0b8de2
+class Captions:
+    "Pipeline stage choosing which caption's text states each sample gets, and dropping a seeded share to the empty caption."
+    def __init__(self,
+                 caption='first', # 'first', 'random', weights per source ({'short': 2, 'long': 1}), or `f(sample_json) -> caption index`
+                 dropout:float=0.0, # Share of samples given the empty caption's states and masks instead, every text kind at once
+                 seed:int|None=None, # Seed of the draws (None: 0)
+                 epoch:int=0, # The epoch (`set_epoch`): the draws differ from one epoch to the next
+                 kinds:tuple=DEFAULT_KINDS, # The shard set's kinds
+                 sources:tuple=(MAIN_SOURCE,), # The caption sources the shard set holds (its manifest's `caption_sources`)
+                 empty:dict|None=None, # The empty caption's arrays by member (`empty_caption_arrays`), needed for dropout
+                 where:str='these shards', # The shard set, for messages
+                ):
+        if type(dropout) not in (int, float) or not 0 <= dropout <= 1: raise ImgprepError(f'caption_dropout {dropout!r}: give a share from 0 to 1')
+        if dropout and empty is None:
+            raise ImgprepError(f"{where}: no empty caption's states, which caption_dropout needs (shards made before them); "
+                               'run imgprep_stage2 on the tree (it makes them), then imgprep_shard --overwrite')
+        if isinstance(caption, dict): _check_weights(caption, sources, where)
+        elif not callable(caption) and caption not in ('first', 'random'):
+            raise ImgprepError(f"caption {caption!r}: give 'first', 'random', weights per source such as {{'caption': 1}}, or a function of the sample's json")
+        self.caption,self.dropout,self.seed,self.epoch,self.kinds,self.empty = caption,dropout,seed or 0,epoch,kinds,empty
+        self.text = [(k.name, m, name) for k in map(kind_of, kinds) if k.input == 'caption' for m,name in ((False, k.member), (True, k.mask_member)) if name]
+
+    def set_epoch(self, epoch:int):
+        "Draw the next epoch's captions: call before iterating (a DataLoader's workers copy the stage when an epoch starts)."
+        self.epoch = epoch
+
+    def draws(self, key:str)->tuple:
+        "Two numbers in [0, 1) for sample `key`: a function of the seed, the epoch and the key alone."
+        d = hashlib.blake2b(f'{self.seed}/{self.epoch}/{key}'.encode('utf-8', 'surrogatepass'), digest_size=16).digest()
+        return (int.from_bytes(d[:8], 'big') >> 11) / 2**53, (int.from_bytes(d[8:], 'big') >> 11) / 2**53
+
+def _check_weights(w:dict, sources:tuple, where:str):
+    "Weights per caption source: numbers of at least 0, not all 0, of sources the shards hold."
+    if not w or any(type(k) is not str or type(v) not in (int, float) or not 0 <= v < math.inf for k,v in w.items()) or not sum(w.values()):
+        raise ImgprepError(f'caption weights {w!r}: give each source a weight of at least 0, not all 0')
+    if lack := [s for s in w if s not in sources]:
+        raise ImgprepError(f"{where}: no caption of source {lack[0]!r}; these shards hold {', '.join(map(repr, sources))}")
+
+# %% ../nbs/08_loader.ipynb #b537441d
+@patch
+def pick(self:Captions,
+         meta:dict, # The sample's `.json`
+         key:str, # Its key
+         u:float, # A number in [0, 1) drawn for it (`draws`)
+        )->int: # The index of its caption
+    "Which of its captions a sample not dropped gets."
+    caps = record_captions(meta)
+    if callable(self.caption):
+        i = self.caption(meta)
+        i = int(i) if isinstance(i, (int, np.integer)) and not isinstance(i, bool) else i  # numpy's integers too
+        if type(i) is not int or not 0 <= i < len(caps): raise ImgprepError(f'sample {key!r}: the caption function gave {i!r}; it has captions 0 to {len(caps)-1}')
+        return i
+    if self.caption == 'random': return int(u * len(caps))
+    if not isinstance(self.caption, dict): return 0
+    n = Counter(c['source'] for c in caps)
+    w = np.cumsum([self.caption.get(c['source'], 0) / n[c['source']] for c in caps])  # a source's weight, shared among its captions
+    return int(np.searchsorted(w, u * w[-1], side='right')) if w[-1] else 0
+
+@patch
+def __call__(self:Captions, s:dict)->dict:
+    "`s` with the chosen caption's states (or the empty caption's) under the first caption's members, the others gone, and `caption_index`, `caption_source`."
+    meta,key = s['json'],s['__key__']
+    drop,u = self.draws(key) if self.dropout or self.caption == 'random' or isinstance(self.caption, dict) else (1.0, 0.0)
+    i = -1 if drop < self.dropout else self.pick(meta, key, u)
+    gone = {f[:-len('.npy')] for f,*_ in _further(self.kinds, meta)}
+    out = {k: v for k,v in s.items() if k not in gone}
+    for k,m,name in self.text: out[name] = self.empty[name].copy() if i < 0 else s[caption_member(k, i, m)]
+    return out | dict(caption_index=i, caption_source=record_captions(meta)[i]['source'] if i >= 0 else '')
+
+# %% ../nbs/08_loader.ipynb #05af7bf0
+def caption_sources(
+    m, # A parsed manifest
+)->tuple: # Source names
+    "The caption sources of a shard set: its manifest's `caption_sources`, else (made before they were recorded) the main source alone."
+    got = m.get('caption_sources') if isinstance(m, dict) else None
+    return tuple(got) if isinstance(got, dict) and got else (MAIN_SOURCE,)
+
+def empty_caption_arrays(
+    d:Folder|Store, # A shard set
+    m, # Its parsed manifest
+    kinds:tuple, # Its kinds
+    encoders:dict|None=None, # How its arrays were made: the shapes they must have
+)->dict|None: # member -> array; None when the set has none
+    "The empty caption's states and masks of a shard set (`empty_caption/`), each checked against its manifest entry and its kind."
+    listed = m.get('empty_caption') if isinstance(m, dict) else None
+    if not isinstance(listed, dict): return None
+    out = {}
+    for k in (k for k in map(kind_of, kinds) if k.input == 'caption'):
+        for mask,name in ((False, k.member), (True, k.mask_member)):
+            if not name: continue
+            rel,e = empty_caption_file(name),listed.get(f'{name}.npy')
+            if not isinstance(e, dict): raise ImgprepError(f"{d.shown(MANIFEST_NAME)}: empty_caption lists no {name}.npy; remake the shards with imgprep_shard --overwrite")
+            data = bytearray(d.read_bytes(rel, max_bytes=1 << 30))
+            if hashlib.sha256(data).hexdigest() != e.get('sha256'): raise ImgprepError(f'{d.shown(rel)}: its sha256 is not the one {MANIFEST_NAME} records; {_FIX}')
+            if why := (state_mask_problem if mask else npy_problem)(k.name, data, settings=kind_settings(encoders, k)):
+                raise ImgprepError(f'{d.shown(rel)}: {why}; {_FIX}')
+            out[name] = load_npy_bytes(data)
+    return out
+
 # %% ../nbs/08_loader.ipynb #72089c4b
 def bucket_dataset(
     d, # Output directory of `imgprep_shard`, its URL (`s3://bucket/shards/train`: the shards are streamed), or one already opened (`shard_dir.shard_place`)
@@ -401,7 +525,10 @@ def bucket_dataset(
     nodesplitter=wds.single_node_only, # webdataset's split between machines
     workersplitter=wds.split_by_worker, # webdataset's split between DataLoader workers
     storage_options:str|dict|None=None, # For a URL: fsspec options (`storage.parse_options`; default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
-)->wds.DataPipeline: # Also has `.encoders` (`shard_encoders`), `.kinds` (`shard_kinds`), `.resolutions` (`shard_resolutions`) and `.latents` (the `BucketLatents` stage and its count)
+    caption='first', # Which caption's text states each sample gets: 'first', 'random', weights per source ({'short': 2, 'long': 1}) or `f(sample_json) -> index` (`Captions`)
+    caption_dropout:float=0.0, # Share of samples given the empty caption's states and masks instead, every text kind at once (drawn with `seed`, per sample and epoch)
+    epoch:int=0, # The epoch the caption draws are for; `.set_epoch(n)` changes it before the next pass
+)->wds.DataPipeline: # Also has `.encoders`, `.kinds`, `.resolutions` (`shard_resolutions`), `.latents` (the `BucketLatents` stage), `.captions` (the `Captions` stage) and `.set_epoch`
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
     d = shard_place(d, storage_options=storage_options)  # opened once: listed, its manifest read once, its shards streamed through it
     urls,m = _shards(d, bucket),_parsed(d)
@@ -410,16 +537,17 @@ def bucket_dataset(
     res = None if resolution is None else Resolutions(resolution, held, seed, d.shown())
     fixed = res.fixed if res else None  # one resolution: chosen per sample, so the others' latents leave before the shuffle buffer
     if res and fixed is None and not batch_size: raise ImgprepError(f'resolution {resolution!r}: a schedule picks one resolution per batch; give batch_size, or one resolution')
+    caps = Captions(caption, caption_dropout, seed, epoch, kinds, caption_sources(m), empty_caption_arrays(d, m, kinds, encoders) if caption_dropout else None, d.shown())
     reader = tar_samples if d.local else functools.partial(stored_samples, store=d)  # a file is read member by member, an object streamed
     stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              reader, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(latents),
+              reader, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(caps), wds.map(latents),
               wds.map(functools.partial(res.sample, r=fixed)) if fixed else None]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
     if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch,
                                                    resolutions=res if fixed is None else None))
     elif as_torch: stages.append(wds.map(_to_torch))
     ds = wds.DataPipeline(*[s for s in stages if s is not None])
-    ds.encoders,ds.kinds,ds.resolutions,ds.latents = encoders,kinds,held,latents
+    ds.encoders,ds.kinds,ds.resolutions,ds.latents,ds.captions,ds.set_epoch = encoders,kinds,held,latents,caps,caps.set_epoch
     return ds
 
 # %% ../nbs/08_loader.ipynb #2d12ca23
@@ -500,6 +628,24 @@ def verify_stored_shard(
         raw.close()
     return n, f.n, f.sha.hexdigest()
 
+# %% ../nbs/08_loader.ipynb #8b2de3c0
+def _check_empty_caption(
+    d:Folder|Store, # A shard set
+    raw:bytes, # Its manifest
+    problem, # Called with each problem's description
+):
+    "Each file of the empty caption the manifest lists: there, of its size and sha256."
+    try: listed = json.loads(raw).get('empty_caption')
+    except (ValueError, AttributeError): return  # said by `_checked_manifest`
+    if listed is None: return
+    if not isinstance(listed, dict): problem(f'{d.shown(MANIFEST_NAME)}: empty_caption is not an object'); return
+    for name,e in listed.items():
+        rel = empty_caption_file(name.removesuffix('.npy'))
+        try: data = d.read_bytes(rel, max_bytes=1 << 30)
+        except (FileNotFoundError, ImgprepError) as err: problem(f'{rel}: listed in {MANIFEST_NAME} but not readable ({err})'); continue
+        if not isinstance(e, dict) or (len(data), hashlib.sha256(data).hexdigest()) != (e.get('bytes'), e.get('sha256')):
+            problem(f'{rel}: size or sha256 differs from {MANIFEST_NAME}')
+
 # %% ../nbs/08_loader.ipynb #e10f6656
 def verify_shards(
     d, # Output directory of `imgprep_shard`, its URL (the shards are streamed, not downloaded first), or one already opened
@@ -535,6 +681,7 @@ def verify_shards(
         samples += n
     for k,c in keys.items():
         if c > 1: problem(f'key {k!r} is in {c} samples')
+    if not isinstance(raw, UnreadableFile): _check_empty_caption(d, raw, problem)
     if len(problems) > max_warnings: logger.warning(f'{len(problems)} problems in all')
     return dict(shards=len(found), samples=samples, problems=len(problems))
 

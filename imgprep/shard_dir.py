@@ -15,9 +15,10 @@ from .storage import Folder, Store, open_place, shown_url
 from .format import MANIFEST_NAME
 
 # %% auto #0
-__all__ = ['SHARD_NAME', 'MANIFEST_MAX_BYTES', 'RUN_JOURNAL', 'shard_place', 'shard_path', 'shard_names', 'shard_bucket',
-           'read_manifest', 'manifest_or_none', 'write_manifest', 'run_flags', 'flags_difference', 'source_identity',
-           'RunJournal', 'staging_path', 'EarlierRun', 'earlier_run', 'tidy_output', 'check_existing', 'resumable']
+__all__ = ['SHARD_NAME', 'MANIFEST_MAX_BYTES', 'EMPTY_CAPTION_DIR', 'RUN_JOURNAL', 'shard_place', 'shard_path', 'shard_names',
+           'shard_bucket', 'read_manifest', 'manifest_or_none', 'write_manifest', 'empty_caption_file', 'run_flags',
+           'flags_difference', 'source_identity', 'RunJournal', 'staging_path', 'EarlierRun', 'earlier_run',
+           'tidy_output', 'check_existing', 'resumable']
 
 # %% ../nbs/06g_shard_dir.ipynb #042e6a91
 def shard_place(
@@ -79,6 +80,15 @@ def write_manifest(
 ):
     "Write the manifest, last: atomically on a filesystem, in one PUT to a store; the same bytes either way."
     d.write_bytes(MANIFEST_NAME, (json.dumps(manifest, indent=2, ensure_ascii=False)+'\n').encode('utf-8'))
+
+# %% ../nbs/06g_shard_dir.ipynb #edcce8c1
+EMPTY_CAPTION_DIR = 'empty_caption' # beside the manifest: the empty caption's states, once per shard set
+
+def empty_caption_file(
+    member:str, # A caption kind's member or its mask's, such as 't5h' or 't5m'
+)->str:
+    "Where a shard set keeps the empty caption's `member`, relative to its directory."
+    return f'{EMPTY_CAPTION_DIR}/{member}.npy'
 
 # %% ../nbs/06g_shard_dir.ipynb #9cf7c55a
 RUN_JOURNAL = '.imgprep_shard_run.jsonl'

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_shards.ipynb #7cfe185d
 from __future__ import annotations
-import argparse, io, json, os, random
+import argparse, hashlib, io, json, os, random
 from collections import Counter
 from contextlib import nullcontext, suppress
 from concurrent.futures import ThreadPoolExecutor
@@ -16,21 +16,23 @@ import numpy as np
 from fastcore.basics import patch
 
 from . import __version__
-from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, remove_temps, safe_keys
+from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, read_regular, remove_temps, safe_keys
 from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
-from .format import ENCODERS_NAME, MANIFEST_NAME, read_encoders, kind_settings, members, npy_problem, record_problem, tree_kinds
+from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path, load_npy_bytes, mask_length,
+                            mask_problem, read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, tree_kinds)
 from .tars import ShardFile
-from .shard_dir import (RUN_JOURNAL, RunJournal, check_existing, resumable, run_flags, shard_names, shard_path, source_identity, staging_path,
-                               tidy_output, write_manifest)
+from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
+                               source_identity, staging_path, tidy_output, write_manifest)
 
 # %% auto #0
-__all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'Sample', 'Scan',
-           'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket', 'shard_sizes', 'tree_of', 'add_sample',
-           'honour_decisions', 'write_shards', 'shard_parser', 'main']
+__all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'caption_states',
+           'missing_state', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
+           'shard_sizes', 'tree_of', 'further_members', 'state_mask_problem', 'add_sample', 'empty_caption_states',
+           'ship_empty_caption', 'honour_decisions', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #e13ff500
 def _npy_bytes(arr:np.ndarray)->bytes:
@@ -64,11 +66,40 @@ def not_ready(
     rec:dict, # A Stage 2 record
     existing:dict, # kind -> set of image_ids with a `.npy` of that kind (the tree's kinds)
     encoders:dict|None=None, # The tree's `encoders.json`, for the masks' lengths
+    states:dict|None=None, # caption kind -> file names of its further captions' states (`caption_states`); None: not checked
 )->tuple|None: # (reason, message) or None when ready
     "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
     if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
     for kind,ids in existing.items():
         if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
+    if states: return missing_state(rec, states)
+
+# %% ../nbs/07_shards.ipynb #b926e741
+_NOWHERE = Stage2Layout('.') # for the file names of `format.caption_state_path` alone
+
+def _listing(d:Path)->set:
+    try: return set(os.listdir(d))
+    except (FileNotFoundError, NotADirectoryError): return set()
+
+def caption_states(
+    layout:Stage2Layout, # The Stage 2 tree
+    kinds:tuple, # Its kinds
+)->dict: # caption kind -> file names in `<kind dir>/captions/`
+    "The further captions' states each caption kind of the tree holds: one listing per kind."
+    return {k: _listing(layout.dir(k)/CAPTION_STATES) for k in kinds if kind_of(k).input == 'caption'}
+
+def _with_mask(kind:str)->tuple: return (False, True) if kind_of(kind).mask_member else (False,)
+
+def missing_state(
+    rec:dict, # A usable Stage 2 record
+    states:dict, # `caption_states` of its tree
+)->tuple|None: # (`missing_<kind>`, message) or None
+    "The first further caption of `rec` whose states (or mask) a caption kind lacks, or None."
+    for i,c in enumerate(record_captions(rec)[1:], 1):
+        for kind,names in states.items():
+            for m in _with_mask(kind):
+                if (n := caption_state_path(_NOWHERE, kind, c['text'], m).name) not in names:
+                    return f'missing_{kind}', f"captions[{i}] (source {c['source']!r}): no {kind_of(kind).directory}/{CAPTION_STATES}/{n}; imgprep_stage2 makes it"
 
 # %% ../nbs/07_shards.ipynb #e8291fdb
 @dataclass
@@ -100,11 +131,12 @@ def scan_stage2(
     existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
     for k,ids in existing.items():
         if not ids: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
+    states = caption_states(layout, tuple(existing))
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
     for line,rec in iter_jsonl(jsonl, bad):
-        if (why := not_ready(rec, existing, encoders)) is None and rec['image_id'] in seen:
+        if (why := not_ready(rec, existing, encoders, states)) is None and rec['image_id'] in seen:
             why = 'duplicate_image_id', f"image_id {rec['image_id']!r} is already used by line {seen[rec['image_id']]}"
         if why:
             reasons[why[0]] += 1
@@ -171,6 +203,26 @@ def tree_of(
     except FileNotFoundError: stamp = None
     return _read_tree(layout, stamp)
 
+# %% ../nbs/07_shards.ipynb #aa93ef85
+def further_members(
+    kinds:tuple, # The shard set's kinds
+    rec:dict, # A sample's record (its `.json`)
+)->list: # [(member file, kind, caption index, is a mask)], in sample order
+    "The members of a record's further captions: for each caption after the first, each caption kind's states, then its mask (`format.caption_member`)."
+    n = len(record_captions(rec))
+    return [(f'{caption_member(k, i, m)}.npy', k, i, m) for i in range(1, n) for k in kinds if kind_of(k).input == 'caption' for m in _with_mask(k)]
+
+def state_mask_problem(
+    kind:str, # A caption kind with a mask
+    data:bytes|memoryview, # A whole mask `.npy` file
+    settings:dict|None=None, # The kind's `encoders.json` entry: the mask's length
+)->str|None:
+    "What is wrong with a stored mask (a uint8 vector of 0s and 1s of the kind's mask length, not all 0), or None."
+    try: m = load_npy_bytes(bytes(data))
+    except ValueError as e: return str(e)
+    if m.dtype != np.uint8 or m.ndim != 1: return f'{m.dtype} {m.shape}, expected a uint8 vector'
+    return mask_problem(m.tolist(), mask_length(kind, settings), 'the mask')
+
 # %% ../nbs/07_shards.ipynb #sh0add
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
@@ -178,17 +230,21 @@ def add_sample(
     key:str, # WebDataset key of the sample (`core.safe_key`)
     layout:Stage2Layout, # The Stage 2 tree its arrays come from
 )->str|None: # None when added, else why it was not
-    "Append the members of `sample` to `shard`: `.json`, then each kind's array and mask (`format.members`)."
+    "Append the members of `sample` to `shard`: `.json`, each kind's array and mask (`format.members`), then its further captions' (`further_members`)."
     kinds,settings,dirs = tree_of(layout)
-    opened = []
+    further,caps,opened = further_members(kinds, sample.record),record_captions(sample.record),[]
     try:
         try:
             for k in kinds: opened.append(open_regular(os.path.join(dirs[k], sample.image_id + '.npy')))
+            for _,k,i,m in further: opened.append(open_regular(caption_state_path(layout, k, caps[i]['text'], m)))
         except UnreadableFile as e: return str(e)
         parts = [(f'{key}.json', sample_json(sample.record), None)]
         for k,fd_size in zip(map(kind_of, kinds), opened):
             parts.append((f'{key}.{k.member}.npy', fd_size, partial(npy_problem, k.name, rec=sample.record, settings=settings[k.name])))
             if k.mask_member: parts.append((f'{key}.{k.mask_member}.npy', mask_npy(sample.record[k.mask]), None))
+        for (name,k,_,m),fd_size in zip(further, opened[len(kinds):]):  # copied as stored, checked on the way as the first caption's are
+            check = partial(state_mask_problem, k, settings=settings[k]) if m else partial(npy_problem, k, rec=sample.record, settings=settings[k])
+            parts.append((f'{key}.{name}', fd_size, check))
         return shard.add(parts)
     finally:
         for fd,_ in opened: os.close(fd)
@@ -224,13 +280,14 @@ class _ShardRun:
     pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
     max_pending: int = 0 # At most this many closed shards wait for their commit (0: any number)
     settled: int = 0 # Commits waited for so far
+    sources: Counter = field(default_factory=Counter) # caption source -> samples written with a caption of it
 
-    def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int):
+    def finish(self, shard:ShardFile, bucket:str, consumed:int, invalid:int, sources:Counter):
         "Close `shard`, record it, and commit and journal it on the finishing thread (which owns it from then on)."
         try: entry = dict(path=shard.path.relative_to(self.out).as_posix(), bucket=bucket, **shard.close())
         except BaseException: shard.abort(); raise
-        self.entries.append(entry)
-        self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid)))
+        self.entries.append(entry); self.sources.update(sources)
+        self.commits.append(self.pool.submit(self._commit, shard, dict(entry, consumed=consumed, invalid=invalid, sources=dict(sorted(sources.items())))))
         while self.max_pending and len(self.commits) - self.settled > self.max_pending:  # the staging space stays a few shards
             self.commits[self.settled].result(); self.settled += 1
 
@@ -260,8 +317,9 @@ def write_bucket(self:_ShardRun,
     remove_temps(d)
     self.entries += [{k: e[k] for k in _MANIFEST_KEYS} for e in done]
     self.counts['skipped_invalid'] += sum(e['invalid'] for e in done)
+    for e in done: self.sources.update(e['sources'] if isinstance(e.get('sources'), dict) else {})
     start = done[-1]['consumed'] if done else 0
-    shard,index,invalid = None,len(done),0
+    shard,index,invalid,sources = None,len(done),0,Counter()
     try:
         for consumed,s in enumerate(samples[start:], start+1):
             if shard is None: shard = ShardFile(shard_path(self.out, bucket, index))
@@ -269,13 +327,13 @@ def write_bucket(self:_ShardRun,
                 self.counts['skipped_invalid'] += 1; invalid += 1
                 logger.warning(f'line {s.line}: skipped image_id {s.image_id!r}: {why}')
                 continue
-            self.prog.tick()
+            self.prog.tick(); sources.update({c['source'] for c in record_captions(s.record)})
             if shard.samples == self.shard_size:
                 full,shard = shard,None  # the commit's now: an interrupt while `finish` waits must not close it under its upload
-                self.finish(full, bucket, consumed, invalid); index,invalid = index+1,0
+                self.finish(full, bucket, consumed, invalid, sources); index,invalid,sources = index+1,0,Counter()
         if shard is not None and shard.samples:
             last,shard = shard,None
-            self.finish(last, bucket, len(samples), invalid)
+            self.finish(last, bucket, len(samples), invalid, sources)
     finally:
         if shard is not None: shard.abort()
 
@@ -306,11 +364,51 @@ def _nothing_to_write(counts:dict)->dict:
     logger.warning('no samples to write')
     return counts
 
+def _manifest(kinds:tuple, flags:dict, encoders:dict|None, counts:dict, run:_ShardRun, empty:dict|None)->dict:
+    "The manifest of a finished run: `empty_caption` only when the set ships the empty caption's states."
+    return dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(kinds), members=list(members(kinds)),
+                flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], caption_sources=dict(sorted(run.sources.items())),
+                **({'empty_caption': empty} if empty else {}), shards=run.entries)
+
 def _remove_unplanned(dest:Folder|Store, entries:list):
     "Remove shards this run did not write: an earlier run's, or an unfinished run's beyond this run's plan."
     for rel in sorted(set(shard_names(dest)) - {e['path'] for e in entries}):
         dest.remove(rel)
         logger.info(f'removed {dest.shown(rel)} (not part of this run)')
+
+# %% ../nbs/07_shards.ipynb #79df8741
+def empty_caption_states(
+    layout:Stage2Layout, # The Stage 2 tree
+    kinds:tuple, # The shard set's kinds
+)->dict|None: # member file -> its bytes as stored, or None
+    "The empty caption's states and masks of each caption kind of the set, read from the tree and checked; None when one is missing or unusable."
+    _,settings,_ = tree_of(layout)
+    out = {}
+    for k in (k for k in kinds if kind_of(k).input == 'caption'):
+        for m in _with_mask(k):
+            p = caption_state_path(layout, k, EMPTY_CAPTION, m)
+            try: data = read_regular(p)
+            except UnreadableFile as e:
+                if e.reason != 'missing': logger.warning(f'{e}: the shards carry no empty caption')  # missing: a tree made before them, said by the loader when dropout asks for them
+                return None
+            if why := (state_mask_problem(k, data, settings.get(k)) if m else npy_problem(k, data, None, settings.get(k))):
+                logger.warning(f'{p}: {why}: the shards carry no empty caption'); return None
+            out[f'{caption_member(k, 0, m)}.npy'] = data
+    return out or None
+
+# %% ../nbs/07_shards.ipynb #51bdb080
+def ship_empty_caption(
+    dest:Folder|Store, # The output directory
+    layout:Stage2Layout, # The Stage 2 tree
+    kinds:tuple, # The shard set's kinds
+)->dict|None: # The manifest's `empty_caption`: member file -> path, bytes, sha256; None when none is shipped
+    "Write the empty caption's states beside the manifest, each atomically, and remove an earlier run's this run does not ship."
+    states = empty_caption_states(layout, kinds) or {}
+    for rel in dest.files():
+        if rel.startswith(EMPTY_CAPTION_DIR + '/') and rel[len(EMPTY_CAPTION_DIR)+1:] not in states: dest.remove(rel)
+    for name,data in states.items(): dest.write_bytes(empty_caption_file(name[:-len('.npy')]), data)
+    return {name: dict(path=empty_caption_file(name[:-len('.npy')]), bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+            for name,data in states.items()} or None
 
 # %% ../nbs/07_shards.ipynb #899d95af
 def honour_decisions(
@@ -382,8 +480,7 @@ def write_shards(
             finally: run.prog.close()
             _remove_unplanned(dest, run.entries)
             counts.update(written_samples=sum(e['samples'] for e in run.entries), written_shards=len(run.entries))
-            write_manifest(dest, dict(format='imgprep-webdataset-shards', version=1, imgprep=__version__, kinds=list(scan.kinds), members=list(members(scan.kinds)),
-                                                     flags=flags, encoders=encoders, counters=counts, samples=counts['written_samples'], shards=run.entries))
+            write_manifest(dest, _manifest(scan.kinds, flags, encoders, counts, run, ship_empty_caption(dest, layout, scan.kinds)))
             run.journal.remove()
         return counts
 
