@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_loader.ipynb #48b6d54a
 from __future__ import annotations
-import argparse, functools, hashlib, json, math, tarfile
+import argparse, functools, hashlib, json, tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -13,25 +13,23 @@ import orjson
 import torch
 import torch.nn.functional as F
 import webdataset as wds
-from fastcore.basics import patch
 
 from .core import ImgprepError, UnreadableFile, file_sha256, logger, safe_key
 from .cli import cli_parser, run_cli
 from .storage import Folder, Store, store_error
 from .kinds import BASE_RESOLUTION, DEFAULT_KINDS, KINDS, check_resolution, kind_of
 from .buckets import cover_crop_box, parse_bucket
-from .format import (MAIN_SOURCE, MANIFEST_NAME, caption_member, captions_problem, kind_settings, load_npy_bytes, mask_length, mask_problem,
-                            members, npy_header, npy_header_len, npy_problem, record_captions, record_problem)
+from .format import (MANIFEST_NAME, kind_settings, load_npy_bytes, mask_length, mask_problem, members, npy_header, npy_header_len, npy_problem,
+                            record_problem)
 from .tars import ReadAhead, stored_samples, tar_samples
 from .shard_dir import empty_caption_file, read_manifest, shard_bucket, shard_names, shard_place
-from .shards import further_members, state_mask_problem
+from .caption_draws import DAMAGED, Captions, caption_sources, empty_caption_arrays, sound_further_members
 
 # %% auto #0
 __all__ = ['shard_urls', 'BadSample', 'arrays', 'sample_problems', 'decode_sample', 'latent_kinds', 'bucket_sides', 'latent_size',
            'fit_latent', 'BucketLatents', 'collate', 'bucket_batches', 'shard_encoders', 'shard_kinds',
-           'training_latents', 'shard_resolutions', 'Resolutions', 'Captions', 'caption_sources',
-           'empty_caption_arrays', 'bucket_dataset', 'verify_shard', 'verify_stored_shard', 'verify_shards',
-           'verify_parser', 'verify_main']
+           'training_latents', 'shard_resolutions', 'Resolutions', 'bucket_dataset', 'verify_shard',
+           'verify_stored_shard', 'verify_shards', 'verify_parser', 'verify_main']
 
 # %% ../nbs/08_loader.ipynb #e58d5c9c
 def _shards(
@@ -63,7 +61,7 @@ def arrays(
     return tuple(m[:-len('.npy')] for m in members(kinds)[1:])
 
 # %% ../nbs/08_loader.ipynb #2fa1c9d7
-_FIX = 'the shard is damaged; run imgprep_verify_shards on its directory, then remake it with imgprep_shard --overwrite'
+_FIX = DAMAGED
 
 def _json(b:bytes)->object:
     "A `.json` member, parsed by orjson; what orjson refuses is parsed by `json`, so a bad one fails with the standard library's message."
@@ -92,10 +90,6 @@ def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict,
     return npy_problem(k, data, rec, settings, head)
 
 # %% ../nbs/08_loader.ipynb #09178123
-def _further(kinds:tuple, meta:dict)->list:
-    "`shards.further_members` of a sample whose `.json` has sound captions; none otherwise (`record_problem` names what is wrong)."
-    return further_members(kinds, meta) if type(meta.get('caption')) is str and captions_problem(meta) is None else []
-
 def _further_problems(s:dict, further:list, rec:dict|None, encoders:dict|None, heads:dict)->list:
     "The problems of a sample's further captions' members, as of its first caption's; their headers kept in `heads`."
     out = []
@@ -116,7 +110,7 @@ def _checked(s:dict, bucket:str|None, kinds:tuple, encoders:dict|None, meta:dict
         try: meta = _json(s['json'])
         except ValueError as e: return [('bad_json', f'.json is not JSON ({e})')], None, None
     if not isinstance(meta, dict): return [('bad_json', f'.json holds a {type(meta).__name__}, not an object')], None, None
-    further = _further(kinds, meta)
+    further = sound_further_members(kinds, meta)
     if have != {*want, *(f for f,*_ in further)}: return [('bad_members', f'members {sorted(have)}, expected {[*want, *(f for f,*_ in further)]}')], None, None
     masks,bad_masks,heads = {},[],{}
     for k in (k for k in map(kind_of, kinds) if k.mask):
@@ -161,7 +155,7 @@ def decode_sample(
     if probs: raise BadSample(f'{where}: {probs[0][0]}: {probs[0][1]}' + (f' (and {len(probs)-1} more)' if len(probs) > 1 else '') + f'; {_FIX}')
     try: return {'__key__': sample['__key__'], 'json': meta, 'bucket': meta['aspect_bucket'],
                  **{a: load_npy_bytes(sample[f'{a}.npy'], heads[a]) for a in arrays(kinds)},
-                 **{f[:-4]: load_npy_bytes(sample[f], heads[f[:-4]]) for f,*_ in _further(kinds, meta)}}
+                 **{f[:-4]: load_npy_bytes(sample[f], heads[f[:-4]]) for f,*_ in sound_further_members(kinds, meta)}}
     except ValueError as e: raise BadSample(f'{where}: unreadable ({e}); {_FIX}') from None
 
 # %% ../nbs/08_loader.ipynb #59cc77ba
@@ -410,106 +404,6 @@ class Resolutions:
         if m not in s: raise BadSample(f"sample {s.get('__key__')!r}: no .{m}.npy, the latent at resolution {r}; {_FIX}")
         others = {kind_of(k).member for k in self.held.values()}
         return {k: v for k,v in s.items() if k not in others} | {self.member: s[m], 'resolution': r}
-
-# %% ../nbs/08_loader.ipynb #fb0b8de2
-class Captions:
-    "Pipeline stage choosing which caption's text states each sample gets, and dropping a seeded share to the empty caption."
-    def __init__(self,
-                 caption='first', # 'first', 'random', weights per source ({'short': 2, 'long': 1}), or `f(sample_json) -> caption index`
-                 dropout:float=0.0, # Share of samples given the empty caption's states and masks instead, every text kind at once
-                 seed:int|None=None, # Seed of the draws (None: 0)
-                 epoch:int=0, # The epoch (`set_epoch`): the draws differ from one epoch to the next
-                 kinds:tuple=DEFAULT_KINDS, # The shard set's kinds
-                 sources:tuple=(MAIN_SOURCE,), # The caption sources the shard set holds (its manifest's `caption_sources`)
-                 empty:dict|None=None, # The empty caption's arrays by member (`empty_caption_arrays`), needed for dropout
-                 where:str='these shards', # The shard set, for messages
-                ):
-        if type(dropout) not in (int, float) or not 0 <= dropout <= 1: raise ImgprepError(f'caption_dropout {dropout!r}: give a share from 0 to 1')
-        if dropout and empty is None:
-            raise ImgprepError(f"{where}: no empty caption's states, which caption_dropout needs (shards made before them); "
-                               'run imgprep_stage2 on the tree (it makes them), then imgprep_shard --overwrite')
-        if isinstance(caption, dict): _check_weights(caption, sources, where)
-        elif not callable(caption) and caption not in ('first', 'random'):
-            raise ImgprepError(f"caption {caption!r}: give 'first', 'random', weights per source such as {{'caption': 1}}, or a function of the sample's json")
-        self.caption,self.dropout,self.seed,self.epoch,self.kinds,self.empty = caption,dropout,seed or 0,epoch,kinds,empty
-        self.text = [(k.name, m, name) for k in map(kind_of, kinds) if k.input == 'caption' for m,name in ((False, k.member), (True, k.mask_member)) if name]
-
-    def set_epoch(self, epoch:int):
-        "Draw the next epoch's captions: call before iterating (a DataLoader's workers copy the stage when an epoch starts)."
-        self.epoch = epoch
-
-    def draws(self, key:str)->tuple:
-        "Two numbers in [0, 1) for sample `key`: a function of the seed, the epoch and the key alone."
-        d = hashlib.blake2b(f'{self.seed}/{self.epoch}/{key}'.encode('utf-8', 'surrogatepass'), digest_size=16).digest()
-        return (int.from_bytes(d[:8], 'big') >> 11) / 2**53, (int.from_bytes(d[8:], 'big') >> 11) / 2**53
-
-def _check_weights(w:dict, sources:tuple, where:str):
-    "Weights per caption source: numbers of at least 0, not all 0, of sources the shards hold."
-    if not w or any(type(k) is not str or type(v) not in (int, float) or not 0 <= v < math.inf for k,v in w.items()) or not sum(w.values()):
-        raise ImgprepError(f'caption weights {w!r}: give each source a weight of at least 0, not all 0')
-    if lack := [s for s in w if s not in sources]:
-        raise ImgprepError(f"{where}: no caption of source {lack[0]!r}; these shards hold {', '.join(map(repr, sources))}")
-
-# %% ../nbs/08_loader.ipynb #b537441d
-@patch
-def pick(self:Captions,
-         meta:dict, # The sample's `.json`
-         key:str, # Its key
-         u:float, # A number in [0, 1) drawn for it (`draws`)
-        )->int: # The index of its caption
-    "Which of its captions a sample not dropped gets."
-    caps = record_captions(meta)
-    if callable(self.caption):
-        i = self.caption(meta)
-        i = int(i) if isinstance(i, (int, np.integer)) and not isinstance(i, bool) else i  # numpy's integers too
-        if type(i) is not int or not 0 <= i < len(caps): raise ImgprepError(f'sample {key!r}: the caption function gave {i!r}; it has captions 0 to {len(caps)-1}')
-        return i
-    if self.caption == 'random': return int(u * len(caps))
-    if not isinstance(self.caption, dict): return 0
-    n = Counter(c['source'] for c in caps)
-    w = np.cumsum([self.caption.get(c['source'], 0) / n[c['source']] for c in caps])  # a source's weight, shared among its captions
-    return int(np.searchsorted(w, u * w[-1], side='right')) if w[-1] else 0
-
-@patch
-def __call__(self:Captions, s:dict)->dict:
-    "`s` with the chosen caption's states (or the empty caption's) under the first caption's members, the others gone, and `caption_index`, `caption_source`."
-    meta,key = s['json'],s['__key__']
-    drop,u = self.draws(key) if self.dropout or self.caption == 'random' or isinstance(self.caption, dict) else (1.0, 0.0)
-    i = -1 if drop < self.dropout else self.pick(meta, key, u)
-    gone = {f[:-len('.npy')] for f,*_ in _further(self.kinds, meta)}
-    out = {k: v for k,v in s.items() if k not in gone}
-    for k,m,name in self.text: out[name] = self.empty[name].copy() if i < 0 else s[caption_member(k, i, m)]
-    return out | dict(caption_index=i, caption_source=record_captions(meta)[i]['source'] if i >= 0 else '')
-
-# %% ../nbs/08_loader.ipynb #05af7bf0
-def caption_sources(
-    m, # A parsed manifest
-)->tuple: # Source names
-    "The caption sources of a shard set: its manifest's `caption_sources`, else (made before they were recorded) the main source alone."
-    got = m.get('caption_sources') if isinstance(m, dict) else None
-    return tuple(got) if isinstance(got, dict) and got else (MAIN_SOURCE,)
-
-def empty_caption_arrays(
-    d:Folder|Store, # A shard set
-    m, # Its parsed manifest
-    kinds:tuple, # Its kinds
-    encoders:dict|None=None, # How its arrays were made: the shapes they must have
-)->dict|None: # member -> array; None when the set has none
-    "The empty caption's states and masks of a shard set (`empty_caption/`), each checked against its manifest entry and its kind."
-    listed = m.get('empty_caption') if isinstance(m, dict) else None
-    if not isinstance(listed, dict): return None
-    out = {}
-    for k in (k for k in map(kind_of, kinds) if k.input == 'caption'):
-        for mask,name in ((False, k.member), (True, k.mask_member)):
-            if not name: continue
-            rel,e = empty_caption_file(name),listed.get(f'{name}.npy')
-            if not isinstance(e, dict): raise ImgprepError(f"{d.shown(MANIFEST_NAME)}: empty_caption lists no {name}.npy; remake the shards with imgprep_shard --overwrite")
-            data = bytearray(d.read_bytes(rel, max_bytes=1 << 30))
-            if hashlib.sha256(data).hexdigest() != e.get('sha256'): raise ImgprepError(f'{d.shown(rel)}: its sha256 is not the one {MANIFEST_NAME} records; {_FIX}')
-            if why := (state_mask_problem if mask else npy_problem)(k.name, data, settings=kind_settings(encoders, k)):
-                raise ImgprepError(f'{d.shown(rel)}: {why}; {_FIX}')
-            out[name] = load_npy_bytes(data)
-    return out
 
 # %% ../nbs/08_loader.ipynb #72089c4b
 def bucket_dataset(
