@@ -2,7 +2,7 @@
 against the same shards on local disk, with 1 and with 4 DataLoader workers, and `imgprep_shard` writing to the
 endpoint against writing to a local folder, all in one run on one machine.
 
-    python bench/bench_storage.py [--n 1000] [--rounds 5] [--batch 16] [--shard-size 50] [--workers 4] [--dir /tmp/imgprep_bench_storage]
+    python bench/bench_storage.py [--n 1000] [--rounds 5] [--batch 16] [--shard-size 50] [--workers 4] [--dir /tmp/imgprep_bench_storage] [--store-only]
 
 The endpoint is moto's S3 server on 127.0.0.1 (the one the tests use), run in a process of its own and reached through
 s3fs exactly as AWS is. moto is a Python server (threads under one GIL), so its own speed bounds the store side, and
@@ -77,6 +77,7 @@ def main():
     ap.add_argument('--batch', type=int, default=16); ap.add_argument('--shard-size', type=int, default=50)
     ap.add_argument('--workers', type=int, default=4, help='DataLoader workers, and concurrent clients of the ceiling they are measured against')
     ap.add_argument('--dir', default='/tmp/imgprep_bench_storage')
+    ap.add_argument('--store-only', action='store_true', help='only the GET ceilings and the loader from the store (no local loader, no writers): a short run')
     a = ap.parse_args()
     logging.getLogger('imgprep').setLevel(logging.ERROR)
     warnings.filterwarnings('ignore', 'This DataLoader will create')  # more workers than CPUs is what is measured
@@ -109,12 +110,14 @@ def main():
             'shard store': lambda: write_shards('s3://bench/w', derived_dir=s2.base, shard_size=a.shard_size, progress_every=0, overwrite=True,
                                                 storage_options=opts, staging_dir=str(d/'staging')),
         }
+        if a.store_only: contenders = {k: v for k,v in contenders.items() if k.startswith(('GET', 'loader store'))}
         rate = {k: [] for k in contenders}
         for _ in range(a.rounds):
             for k,fn in contenders.items(): rate[k].append(a.n/timed(fn))
         print(f'\nsamples/s ({a.n} samples a pass), median of {a.rounds} rounds beside the best:')
         for k,v in rate.items(): print(f'  {k:28s} median {statistics.median(v):7.0f}  best {max(v):7.0f}')
         def ratio(x, y, goal=None):
+            if x not in rate or y not in rate: return f'  {x} / {y}:'.ljust(70) + ' not measured (--store-only)'
             m,b = statistics.median(rate[x])/statistics.median(rate[y]),max(rate[x])/max(rate[y])
             g = '' if goal is None else f'  goal >= {goal}x: {"met" if m >= goal else "MISSED"} (by the medians)'
             return f'  {x} / {y}:'.ljust(70) + f' median {m:.2f}x  best {b:.2f}x{g}'

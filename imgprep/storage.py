@@ -4,7 +4,7 @@
 
 # %% ../nbs/00b_storage.ipynb #st0imports
 from __future__ import annotations
-import builtins, json, logging, os, re, stat
+import builtins, json, logging, os, re, stat, time
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -15,9 +15,10 @@ from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line, shown
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
-           'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path', 'StoreError',
-           'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient', 'Store', 'Folder',
-           'open_place', 'absolute_place', 'place_options', 'relative_place', 'shown_place', 'store_log']
+           'STREAM_RETRIES', 'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub',
+           'local_path', 'StoreError', 'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error',
+           'is_transient', 'Store', 'ObjectStream', 'Folder', 'open_place', 'absolute_place', 'place_options',
+           'relative_place', 'shown_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
 _URL = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*)://')
@@ -218,8 +219,14 @@ class Store:
                  url:str, # Such as `s3://bucket/shards/train`
                  storage_options:str|dict|None=None): # See `parse_options`
         self.opts = parse_options(storage_options)
-        self.fs,root = filesystem(url, self.opts)  # before the slashes go: `s3://` is no bucket, not a URL `s3:`
-        self.url,self.root = url.rstrip('/'),root.rstrip('/')
+        self._fs,root = filesystem(url, self.opts)  # before the slashes go: `s3://` is no bucket, not a URL `s3:`
+        self.url,self.root,self._pid = url.rstrip('/'),root.rstrip('/'),os.getpid()
+
+    @property
+    def fs(self):
+        "The fsspec filesystem, opened again in a forked process (a DataLoader worker): an async one's event loop and connections are its parent's."
+        if self._pid != os.getpid(): self._fs,self._pid = filesystem(self.url, self.opts)[0],os.getpid()
+        return self._fs
 
     local = None # A store has no path on this machine (`Folder.local` is one)
     def __repr__(self): return f'Store({shown_url(self.url)!r})'
@@ -275,10 +282,71 @@ def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
     with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
 
 # %% ../nbs/00b_storage.ipynb #9ce2b087
+STREAM_RETRIES = 3 # Tries of a streamed object's GET that the network breaks; each new GET resumes at the byte reached
+
+def _broken(e:BaseException)->bool:
+    "Whether `e` is the network's, or a body that ended before its length: the same GET may succeed again."
+    return is_transient(e) or bool({c.__name__ for c in type(e).__mro__} & {'ClientPayloadError', 'IncompleteReadError'})
+
+class ObjectStream:
+    "An object of a store read front to back through one GET whose body streams (the filesystem's `open_async`): each byte is fetched once, none held beyond the read asked for."
+    def __init__(self, store:Store, rel:str):
+        from fsspec.asyn import sync
+        self.store,self.rel,self.path,self.sync,self.f,self.size,self.loc = store,rel,store.path_of(rel),sync,None,None,0
+        self._call(self._open)  # the GET made now: a missing object fails here, as `Store.open` of a file does
+
+    async def _open(self):
+        f = await self.store.fs.open_async(self.path, 'rb')
+        await f.read(0)
+        size = f.size if getattr(f, 'size', None) is not None else (await self.store.fs._info(self.path))['size']
+        if self.size not in (None, size): raise StoreError(f'{self.store.shown(self.rel)}: changed while it was read ({self.size} bytes, now {size}); read it again')
+        self.f,self.size,skip = f,size,self.loc  # a GET made again resumes where the broken one stopped
+        while skip > 0:
+            if not (b := await f.read(min(skip, 1 << 20))): raise EOFError(f'{self.path}: ended at byte {self.loc - skip}')
+            skip -= len(b)
+
+    async def _fill(self, out:bytearray, n:int):
+        while n < 0 or len(out) < n:
+            if self.f is None: await self._open()
+            if not (b := await self.f.read(-1 if n < 0 else n - len(out))):
+                if self.loc < self.size: raise EOFError(f'{self.path}: the body ended at byte {self.loc} of {self.size}')  # resumed below, as a dropped connection
+                break
+            out += b; self.loc += len(b)
+
+    async def _release(self):
+        f,self.f = self.f,None
+        if (body := getattr(f, 'r', None)) is not None: body.close()  # the connection goes back, not left to the collector
+
+    def _call(self, fn, *args):
+        for i in range(STREAM_RETRIES):
+            try: return self.sync(self.store.fs.loop, fn, *args)
+            except Exception as e:
+                if not (_broken(e) or isinstance(e, EOFError)) or i == STREAM_RETRIES - 1: raise
+                self.sync(self.store.fs.loop, self._release); time.sleep(0.25 * 2**i)
+
+    def read(self, n:int=-1)->bytearray:
+        "`n` bytes (all that is left when `n` < 0), fewer only at the end; a GET the network breaks is made again from the byte reached, `STREAM_RETRIES` times."
+        out = bytearray()
+        self._call(self._fill, out, n)
+        return out
+
+    def close(self):
+        if self.f is not None: self.sync(self.store.fs.loop, self._release)
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+
+# %% ../nbs/00b_storage.ipynb #4376e2b8
+def _streams(fs)->bool:
+    "Whether `fs` reads an object through one streamed GET (`open_async`), rather than a ranged GET per block."
+    from fsspec.asyn import AsyncFileSystem
+    return getattr(fs, 'async_impl', False) and type(fs).open_async is not AsyncFileSystem.open_async
+
 @patch
 def open(self:Store, rel:str, block_size:int=8<<20):
-    "The object `rel` as a file opened for reading in blocks of `block_size`: a stream, never a download of the whole."
-    with self.errors(rel): return self.fs.open(self.path_of(rel), 'rb', block_size=block_size)
+    "The object `rel` for reading front to back: one streamed GET (`ObjectStream`) where the store allows, else a file read in ranged GETs of `block_size`; never a download of the whole."
+    with self.errors(rel):
+        if _streams(self.fs): return ObjectStream(self, rel)
+        return self.fs.open(self.path_of(rel), 'rb', block_size=block_size)
 
 # %% ../nbs/00b_storage.ipynb #6f57e3f6
 @patch

@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno, fcntl, hashlib, mmap, os, queue, threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Iterator
 
@@ -17,7 +17,7 @@ from .core import ImgprepError, open_regular, temp_path
 from .storage import Store
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'tar_header', 'TarStream', 'ShardFile',
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'tar_header', 'TarStream', 'ShardFile', 'DamagedTar',
            'tar_members', 'tar_samples', 'ReadAhead', 'stored_samples']
 
 # %% ../nbs/06f_tars.ipynb #a75714aa
@@ -197,6 +197,9 @@ class ShardFile:
         self.tmp.unlink(missing_ok=True)
 
 # %% ../nbs/06f_tars.ipynb #aecb8e40
+class DamagedTar(ImgprepError, ValueError):
+    "A tar the fast reader refuses (damaged, truncated, pax headers): one line naming the file or object."
+
 def _tar_int(field:bytes)->int:
     "A numeric tar header field: octal text, or GNU base-256 when the high bit is set."
     if field[0] & 0x80: return int.from_bytes(field[1:], 'big')
@@ -204,7 +207,7 @@ def _tar_int(field:bytes)->int:
 
 def _tar_text(b:bytes, path, at:int)->str:
     try: return bytes(b).rstrip(b'\0').decode('utf-8')
-    except UnicodeDecodeError: raise ValueError(f'{path}: the member name at byte {at} is not UTF-8') from None
+    except UnicodeDecodeError: raise DamagedTar(f'{path}: the member name at byte {at} is not UTF-8') from None
 
 def _readv(fd:int, bufs:list)->int:
     "Fill `bufs` from `fd`, in one system call unless the file ends or a signal interrupts; the bytes read."
@@ -216,54 +219,64 @@ def _readv(fd:int, bufs:list)->int:
     return got
 
 # %% ../nbs/06f_tars.ipynb #e7c4cc4c
+def _members(
+    readv, # Fills a list of buffers from the tar, in order; the bytes filled, fewer only at its end
+    path, # What names the tar in errors
+    total:int, # Its size in bytes
+)->Iterator: # As `tar_members`
+    "The regular files of an uncompressed tar read sequentially through `readv`, one call a member (its data, padding and the next header)."
+    long_name,pos,h = None,BLOCK,bytearray(BLOCK)
+    h = h[:readv([h])]
+    while len(h) == BLOCK and h.count(0) != BLOCK:
+        at = pos-BLOCK
+        try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
+        except ValueError: ok = False  # a field that is not even a number: garbage, not a header
+        if not ok: raise DamagedTar(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
+        kind = bytes(h[156:157])
+        if size > total - pos: raise DamagedTar(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
+        data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
+        got = readv([data, rest])
+        if got < size: raise DamagedTar(f'{path}: truncated in a member at byte {pos}')
+        pos += len(data) + len(rest)
+        nxt = rest[-size % BLOCK:got-size]
+        if kind == b'L': long_name = _tar_text(data, path, at)
+        elif kind in (b'x', b'g'): raise DamagedTar(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
+        else:
+            name = long_name or _tar_text(h[:100], path, at)
+            if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
+            long_name = None
+            if kind in (b'0', b'\0'): yield name, data
+        h = nxt
+    if 0 < len(h) < BLOCK: raise DamagedTar(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
+
 def tar_members(
     path:str|Path, # A tar file
 )->Iterator: # (name, data) of each regular file, in order; data is a bytearray, so arrays decoded from it need no copy
     "The regular files of an uncompressed tar, read sequentially, one system call a member (its data, padding and the next header); a size beyond the file's end is refused before any read."
     fd,total = open_regular(path)
-    try:
-        long_name,pos,h = None,BLOCK,bytearray(BLOCK)
-        h = h[:_readv(fd, [h])]
-        while len(h) == BLOCK and h.count(0) != BLOCK:
-            at = pos-BLOCK
-            try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
-            except ValueError: ok = False  # a field that is not even a number: garbage, not a header
-            if not ok: raise ValueError(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
-            kind = bytes(h[156:157])
-            if size > total - pos: raise ValueError(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
-            data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
-            got = _readv(fd, [data, rest])
-            if got < size: raise ValueError(f'{path}: truncated in a member at byte {pos}')
-            pos += len(data) + len(rest)
-            nxt = rest[-size % BLOCK:got-size]
-            if kind == b'L': long_name = _tar_text(data, path, at)
-            elif kind in (b'x', b'g'): raise ValueError(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
-            else:
-                name = long_name or _tar_text(h[:100], path, at)
-                if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
-                long_name = None
-                if kind in (b'0', b'\0'): yield name, data
-            h = nxt
-        if 0 < len(h) < BLOCK: raise ValueError(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
+    try: yield from _members(partial(_readv, fd), path, total)
     finally: os.close(fd)
 
 # %% ../nbs/06f_tars.ipynb #ea5a003e
+def _grouped(members:Iterator, url:str)->Iterator:
+    "Samples of the (name, data) `members` of the tar at `url`, grouped as webdataset does."
+    cur = None
+    for name,data in members:
+        i = name.find('.', name.rfind('/')+1)
+        if i < 0: continue
+        key,ext = name[:i],name[i+1:].lower()
+        if cur is None or cur['__key__'] != key:
+            if cur is not None: yield cur
+            cur = {'__key__': key, '__url__': url}
+        if ext in cur: raise DamagedTar(f'{url}: {name}: two members with one name')
+        cur[ext] = data
+    if cur is not None: yield cur
+
 def tar_samples(
     src, # webdataset stream of `{'url': path}`
 ):
     "webdataset pipeline stage: shard paths in, raw samples (`__key__`, `__url__`, bytes per extension) out."
-    for d in src:
-        url,cur = d['url'],None
-        for name,data in tar_members(url):
-            i = name.find('.', name.rfind('/')+1)
-            if i < 0: continue
-            key,ext = name[:i],name[i+1:].lower()
-            if cur is None or cur['__key__'] != key:
-                if cur is not None: yield cur
-                cur = {'__key__': key, '__url__': url}
-            if ext in cur: raise ValueError(f'{url}: {name}: two members with one name')
-            cur[ext] = data
-        if cur is not None: yield cur
+    for d in src: yield from _grouped(tar_members(d['url']), d['url'])
 
 # %% ../nbs/06f_tars.ipynb #1ddb6ba5
 class ReadAhead:
@@ -305,6 +318,19 @@ class ReadAhead:
             n -= take if n > 0 else 0
         return b''.join(out)
 
+    def readv(self, bufs:list)->int:
+        "Fill `bufs` in order straight from the blocks fetched (one copy of each byte); the bytes filled, fewer only at the end."
+        got = 0
+        for b in bufs:
+            mv,i = memoryview(b).cast('B'),0
+            while i < len(mv):
+                if self.pos == len(self.buf) and (self.eof or not self._next()): return got + i
+                take = min(len(mv) - i, len(self.buf) - self.pos)
+                mv[i:i + take] = self.buf[self.pos:self.pos + take]
+                self.pos += take; i += take
+            got += i
+        return got
+
     def close(self):
         "Stop the helper thread (the file itself is the caller's to close)."
         self.stop.set()
@@ -333,10 +359,9 @@ def _opened(store, url:str|None, block_size:int)->tuple|None:
 def stored_samples(
     src, # webdataset stream of `{'url': URL}`
     store:Store|str|dict|None=None, # The shard set's store (opened once, `storage.Store`), or fsspec options to open each URL with (`storage.parse_options`)
-    block_size:int=8<<20, # Bytes fetched per read, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
+    block_size:int=8<<20, # Bytes per read of the object, two reads ahead (`ReadAhead`): the shard streams, never downloaded whole first
 ):
-    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store (the next one fetching while it is split) and split by webdataset's own tar reader."
-    from webdataset.tariterators import group_by_keys, tar_file_expander  # here, not at the top: the shard writer never loads webdataset (and torch under it)
+    "webdataset pipeline stage: shard URLs in, raw samples out, each shard streamed from its store (the next one fetching while it is split) and split as a local shard is (`tar_members`' reader, straight from the blocks fetched)."
     urls = (d['url'] for d in src)
     nxt = _opened(store, next(urls, None), block_size)
     try:
@@ -345,7 +370,7 @@ def stored_samples(
             with st.errors(rel):  # what the store raises is one line naming the shard's URL
                 if ahead is None: raise f
                 with f, ahead:
-                    for s in group_by_keys(tar_file_expander([dict(url=url, stream=ahead)])):
-                        yield {k: bytearray(v) if isinstance(v, bytes) else v for k,v in s.items()}  # writable arrays, as from local shards
+                    total = f.size if getattr(f, 'size', None) is not None else st.info(rel)['size']  # a member claiming more is refused before it is read
+                    yield from _grouped(_members(ahead.readv, url, total), url)
     finally:
         if nxt and nxt[4]: nxt[4].close(); nxt[3].close()  # stopped early: the shard fetched ahead is let go
