@@ -11,7 +11,7 @@ from pathlib import Path
 from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_write_bytes, dumps_record, exclusive_dir, fault, iter_jsonl, logger, open_regular, read_regular, validate_image_id)
 from .cli import Progress, cli_parser, run_cli
 from .kinds import T5_MASK_LEN
-from .format import CAPTIONS, MADE_FROM, MAIN_SOURCE, caption_fields, record_captions
+from .format import CAPTIONS, MADE_FROM, MAIN_SOURCE, caption_fields, captions_problem, generated_sources, record_captions, with_captions
 from .buckets import ratio_warning
 from .images import ImageError
 from .storage import local_path, open_place, shown_url
@@ -21,8 +21,8 @@ from .sources import IMAGE_EXTS, INPUT_FORMATS, SOURCES, Candidate, Source, open
 
 # %% auto #0
 __all__ = ['SLUG_LEN', 'COUNTERS', 'DATASET_COUNTERS', 'NEAR_LIMIT', 'INGEST_NOTE', 'FIRST_LINE_MAX', 'image_id_for',
-           'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'note_path',
-           'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'no_val_warning', 'ingest',
+           'split_hash', 'assign_splits', 'check_candidates', 'previous_records', 'carry_over', 'keep_generated',
+           'note_path', 'is_ingest_output', 'check_output', 'write_note', 'nothing_found', 'no_val_warning', 'ingest',
            'default_images_root', 'next_command', 'ingest_parser', 'main']
 
 # %% ../nbs/04_ingest.ipynb #11d3ff57
@@ -160,12 +160,28 @@ def previous_records(
 def carry_over(
     rec:dict, # A record of this run, `split` included
     prev:dict|None, # The earlier output's record with the same image_id
+    generated:frozenset=frozenset(), # Caption sources a model wrote into the earlier output (`generated_sources`): kept for the same photo
 )->dict:
-    "`prev` when it describes the same image (every field of `rec` equal), so Stage 2's work on it stays; else `rec`, keeping what `prev` says its arrays were made from."
+    "`prev` when it describes the same image (every field of `rec` equal, once `prev`'s generated captions are kept), so Stage 2's work on it stays; else `rec`, keeping what `prev` says its arrays were made from."
     if prev is None: return rec
+    rec = keep_generated(rec, prev, generated)
     if all(prev.get(k) == v for k,v in rec.items()): return prev
     # the arrays are still on disk: Stage 2 compares what they were made from with the new caption and photo, and remakes exactly the changed ones
     return {**rec, MADE_FROM: prev[MADE_FROM]} if type(prev.get(MADE_FROM)) is dict else rec
+
+# %% ../nbs/04_ingest.ipynb #9137626c
+def keep_generated(
+    rec:dict, # A record of this run
+    prev:dict, # The earlier output's record with the same image_id
+    generated:frozenset, # Caption sources a model wrote (`format.generated_sources`)
+)->dict:
+    "`rec` with `prev`'s captions of the `generated` sources that `rec` lacks, when both are the same photo (same `sha256`)."
+    if not generated or prev.get('sha256') is None or prev.get('sha256') != rec.get('sha256') or type(prev.get('caption')) is not str or captions_problem(prev): return rec
+    old,own = record_captions(prev),record_captions(rec)
+    gen = [(c['source'], c['text']) for c in old if c['source'] in generated and c['source'] not in {o['source'] for o in own}]
+    if not gen: return rec
+    own = [(c['source'], c['text']) for c in own if c['text']]  # an empty caption (--missing-caption empty) is no caption beside another
+    return with_captions(rec, gen[:1] + own + gen[1:] if old[0]['source'] == gen[0][0] else own + gen)
 
 # %% ../nbs/04_ingest.ipynb #14f0596b
 def _flag_changed(recs:list, prev:dict, counts:Counter, s:Source):
@@ -211,12 +227,13 @@ def _records_out(
     val_count:int|None, val_fraction:float|None, # As given to `ingest`
     counts:Counter, # Gets `written`, `train`, `val`, `stage2_kept`, `changed_image`
     s:Source, # Their source, to name a changed image
+    generated:frozenset=frozenset(), # Caption sources a model wrote into the earlier output, kept for unchanged photos
 )->list:
     "The records to write, in order: each with its `split`, and `carry_over` of the earlier output's record."
     splits = assign_splits([r['image_id'] for r in recs], val_count, val_fraction,
                            {k: r.get('split') for k,r in prev.items()})
     for r in recs: r['split'] = splits[r['image_id']]
-    out = [carry_over(r, prev.get(r['image_id'])) for r in recs]
+    out = [carry_over(r, prev.get(r['image_id']), generated) for r in recs]
     _flag_changed(recs, prev, counts, s)
     counts['stage2_kept'] = sum(o is not r and o.get('format_version') == 2 for o,r in zip(out, recs))
     counts.update(written=len(recs), val=sum(v == 'val' for v in splits.values()))
@@ -348,7 +365,7 @@ def ingest(
         recs = _unique_ids(check_candidates(s, cands, counts, missing_caption, min_side, decode, progress_every, workers, memory, remember, caption_lines), counts, s)
         if not counts['found']: logger.warning(nothing_found(s.place.shown(), s.fmt))
         _flag_long(recs, tokenizer, counts, s)
-        unchanged = _write(output, _records_out(recs, previous_records(output), val_count, val_fraction, counts, s), s, remember)
+        unchanged = _write(output, _records_out(recs, previous_records(output), val_count, val_fraction, counts, s, frozenset(generated_sources(output))), s, remember)
         if why := no_val_warning(val_fraction, len(recs), counts['val']): logger.warning(why)
         return {**{k: v for k,v in counts.items() if s.fmt == 'dataset' or k not in DATASET_COUNTERS}, 'caption_tokens': 'estimate' if tokenizer is None else 'tokenizer',
                 'output': 'unchanged' if unchanged else 'written' if recs else 'none', 'format': s.fmt}
