@@ -13,9 +13,9 @@ from typing import Callable
 
 import orjson
 
-from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, fault, logger, resolved, shown
+from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, logger, resolved, shown
 from .cli import cli_parser, run_cli
-from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, captions_note_path, generated_sources, record_captions, record_problem, with_captions
+from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, captions_note_path, generated_sources, record_captions, record_problem, with_captions
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
@@ -27,8 +27,8 @@ __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QW
            'register_captioner', 'unregister_captioner', 'captioner_of', 'florence2_processor', 'florence2_inputs',
            'florence2_prompt', 'qwen_processor', 'qwen_inputs', 'check_model', 'load_captioner', 'caption_images',
            'caption_settings', 'settings_difference', 'CaptionSettingsMismatch', 'check_source', 'has_caption',
-           'add_caption', 'to_caption', 'file_digest', 'read_journal', 'caption_batches', 'caption', 'caption_parser',
-           'main']
+           'add_caption', 'to_caption', 'journal_path', 'file_digest', 'read_journal', 'caption_batches', 'caption',
+           'caption_parser', 'main']
 
 # %% ../nbs/06h_caption.ipynb #026e8b4a
 @dataclass(frozen=True)
@@ -258,7 +258,14 @@ def to_caption(
     return todo
 
 # %% ../nbs/06h_caption.ipynb #c9c3fd62
-JOURNAL = '.caption-journal' # suffix of the journal beside the JSONL
+JOURNAL = '.caption-journal' # suffix of the journals beside the JSONL, one per caption source
+
+def journal_path(
+    jsonl:Path, # The JSONL
+    source:str, # The caption source a run writes
+)->Path:
+    "The journal of a run writing `source` into `jsonl`: one per source, so a run of another source never discards it."
+    return jsonl.with_name(f'{jsonl.name}.{caption_digest(source)[:8]}{JOURNAL}')
 
 def file_digest(p:Path)->str:
     "SHA-256 of a file."
@@ -365,30 +372,30 @@ def caption(
     _check_args(source, prompt, c, max_new_tokens, batch_size)
     jsonl = Path(jsonl)
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no such JSONL')
-    check_model(c, model or c.default_model)
-    settings = caption_settings(c, model or c.default_model, prompt, max_new_tokens, dtype, device)
-    sources = check_source(jsonl, source, settings)
-    lines = jsonl.read_bytes().splitlines(keepends=True)
-    recs = [_parsed(l) for l in lines]
-    counts = Counter(records=sum(r is not None for r in recs))
-    _refuse_foreign(recs, source, jsonl)
-    root = images_root or recorded_images_root(jsonl) or '.'
-    todo = to_caption(recs, source, root, only_missing, counts)
-    counts['to_caption'] = len(todo)
-    if not todo: return _counters(counts)
-    if random_weights(model or ''): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
-    head = dict(journal='imgprep_caption', jsonl=file_digest(jsonl), source=source, settings=settings, only_missing=only_missing, batch_size=batch_size)
-    loaded = []
-    def captioning(images):
-        if not loaded: quiet_libraries(); loaded.extend(load_captioner(c, model or c.default_model, device, dtype))
-        return caption_images(c, *loaded, images, prompt, max_new_tokens)
-    journal = jsonl.with_name(jsonl.name + JOURNAL)
-    entries = caption_batches(todo, batch_size, journal, head, captioning, counts)
-    out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
-    if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
-    if out != lines:
-        with atomic_writer(jsonl) as f: f.writelines(out)
-    journal.unlink()
+    model = model or c.default_model
+    check_model(c, model)
+    settings = caption_settings(c, model, prompt, max_new_tokens, dtype, device)
+    with exclusive_dir(jsonl.parent, 'imgprep_caption'):  # the lock Stage 2 takes on its tree: neither rewrites the JSONL under the other
+        sources = check_source(jsonl, source, settings)
+        lines = jsonl.read_bytes().splitlines(keepends=True)
+        recs = [_parsed(l) for l in lines]
+        counts = Counter(records=sum(r is not None for r in recs))
+        _refuse_foreign(recs, source, jsonl)
+        todo = to_caption(recs, source, images_root or recorded_images_root(jsonl) or '.', only_missing, counts)
+        counts['to_caption'] = len(todo)
+        if not todo: return _counters(counts)
+        if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
+        head = dict(journal='imgprep_caption', jsonl=file_digest(jsonl), source=source, settings=settings, only_missing=only_missing, batch_size=batch_size)
+        loaded = []
+        def captioning(images):
+            if not loaded: quiet_libraries(); loaded.extend(load_captioner(c, model, device, dtype))
+            return caption_images(c, *loaded, images, prompt, max_new_tokens)
+        journal = journal_path(jsonl, source)
+        out = _merged(lines, recs, caption_batches(todo, batch_size, journal, head, captioning, counts), source, primary, dict(todo), max_new_tokens, counts)
+        if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
+        if out != lines:
+            with atomic_writer(jsonl) as f: f.writelines(out)
+        journal.unlink()
     return _counters(counts)
 
 # %% ../nbs/06h_caption.ipynb #97576cf4

@@ -165,7 +165,7 @@ def carry_over(
     "`prev` when it describes the same image (every field of `rec` equal, once `prev`'s generated captions are kept), so Stage 2's work on it stays; else `rec`, keeping what `prev` says its arrays were made from."
     if prev is None: return rec
     rec = keep_generated(rec, prev, generated)
-    if all(prev.get(k) == v for k,v in rec.items()): return prev
+    if all(prev.get(k) == v for k,v in rec.items()) and (CAPTIONS in prev) == (CAPTIONS in rec): return prev  # captions the files no longer give are gone
     # the arrays are still on disk: Stage 2 compares what they were made from with the new caption and photo, and remakes exactly the changed ones
     return {**rec, MADE_FROM: prev[MADE_FROM]} if type(prev.get(MADE_FROM)) is dict else rec
 
