@@ -298,7 +298,7 @@ def _append(f, obj:dict):
     "Append one line to the journal and put it on disk."
     f.write(orjson.dumps(obj) + b'\n'); f.flush(); os.fsync(f.fileno())
 
-def _decoded(todo:list, counts:Counter)->tuple: # (entries of the bad photos, [(line, image)])
+def _decoded(todo:list)->tuple: # (entries of the bad photos, [(line, image)])
     "Decode a batch's photos once each; a photo that cannot be decoded is counted and named, not fatal."
     bad,ok = [],[]
     for i,path in todo:
@@ -321,9 +321,10 @@ def caption_batches(
     batches = [todo[k:k+batch_size] for k in range(0, len(todo), batch_size)]
     with open(journal, 'ab') as f:
         if not journal.stat().st_size: _append(f, head)
+        elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
         for b,part in enumerate(batches):
             if b in done: continue
-            bad,ok = _decoded(part, counts)
+            bad,ok = _decoded(part)
             caps = captioning([im for _,im in ok]) if ok else []
             done[b] = bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
             _append(f, dict(batch=b, entries=done[b]))
