@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import DiskSpaceError, dumps_record, free_gb, iter_jsonl, shown, quiet
 from .kinds import KINDS, T5_MASK_LEN, Kind, kind_of
 from .buckets import assign_bucket
-from .format import inline_embedding, inline_fields, made_from, npy_size
+from .format import caption_digest, inline_embedding, inline_fields, made_from, npy_size
 from .plan import MIGRATE, BadRecord, Planner, check_record
 from .cluster import part_of
 
@@ -49,7 +49,7 @@ def estimate_writes(
 )->dict: # Bytes per kind, 'jsonl', 'total'; 'records', 'arrays' to make, and `images` found/missing
     "Bytes the run will write (at its peak, the journal and the merged JSONL included), from the records and what is missing."
     out,seen,found = Counter(dict.fromkeys((*planner.kinds, 'jsonl'), 0)),set(),Counter()
-    n,merged,changes,arrays = 0,0,False,0
+    n,merged,changes,arrays,once = 0,0,False,0,set()
     images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
     with quiet():
         for line,rec in iter_jsonl(planner.src):
@@ -62,6 +62,9 @@ def estimate_writes(
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
             n += planner.part is not None and mine
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
+            shared = [(k, caption_digest(rec['caption'])) for k in missing if planner.shares(iid, rec, k)]
+            missing = [k for k in missing if (k, caption_digest(rec['caption'])) not in once]  # a first caption several records share: stored once
+            once.update(shared)
             if mine and planner.needs(iid, rec, images): found['found' if planner.image_exists(image) else 'missing'] += 1
             elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += planner.image_exists(image)  # a few images of done records: is the root right?
             for k in missing:

@@ -71,7 +71,8 @@ def not_ready(
     "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
     if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
     for kind,ids in existing.items():
-        if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
+        if rec['image_id'] in ids or kind in (states or {}) and caption_state_path(_NOWHERE, kind, rec['caption']).name in states[kind]: continue  # `format.record_array_path`
+        return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
     if states: return missing_state(rec, states)
 
 # %% ../nbs/07_shards.ipynb #b926e741
@@ -129,9 +130,9 @@ def scan_stage2(
     "Read the Stage 2 JSONL once and split it into ready samples and counted, skipped records."
     encoders = stage2_encoders(layout)
     existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
-    for k,ids in existing.items():
-        if not ids: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     states = caption_states(layout, tuple(existing))
+    for k,ids in existing.items():
+        if not ids and len(states.get(k, ())) < 2: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')  # the empty caption's alone
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
@@ -224,6 +225,13 @@ def state_mask_problem(
     return mask_problem(m.tolist(), mask_length(kind, settings), 'the mask')
 
 # %% ../nbs/07_shards.ipynb #sh0add
+def _open_array(layout:Stage2Layout, d:str, kind:str, rec:dict)->tuple:
+    "Open the record's `kind` array (`format.record_array_path`): its own file in `d`, else a caption kind's states under its first caption's text."
+    try: return open_regular(os.path.join(d, rec['image_id'] + '.npy'))
+    except UnreadableFile as e:
+        if e.reason != 'missing' or kind_of(kind).input != 'caption': raise
+    return open_regular(caption_state_path(layout, kind, rec['caption']))
+
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
@@ -235,7 +243,7 @@ def add_sample(
     further,caps,opened = further_members(kinds, sample.record),record_captions(sample.record),[]
     try:
         try:
-            for k in kinds: opened.append(open_regular(os.path.join(dirs[k], sample.image_id + '.npy')))
+            for k in kinds: opened.append(_open_array(layout, dirs[k], k, sample.record))
             for _,k,i,m in further: opened.append(open_regular(caption_state_path(layout, k, caps[i]['text'], m)))
         except UnreadableFile as e: return str(e)
         parts = [(f'{key}.json', sample_json(sample.record), None)]
