@@ -22,8 +22,8 @@ from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
-from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path, load_npy_bytes, mask_length,
-                            mask_problem, read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, tree_kinds)
+from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path,
+                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, tree_kinds)
 from .tars import ShardFile
 from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
                                source_identity, staging_path, tidy_output, write_manifest)
@@ -31,8 +31,8 @@ from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existi
 # %% auto #0
 __all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'caption_states',
            'missing_state', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
-           'shard_sizes', 'tree_of', 'further_members', 'state_mask_problem', 'add_sample', 'empty_caption_states',
-           'ship_empty_caption', 'honour_decisions', 'write_shards', 'shard_parser', 'main']
+           'shard_sizes', 'tree_of', 'further_members', 'add_sample', 'empty_caption_states', 'ship_empty_caption',
+           'honour_decisions', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #e13ff500
 def _npy_bytes(arr:np.ndarray)->bytes:
@@ -212,17 +212,6 @@ def further_members(
     "The members of a record's further captions: for each caption after the first, each caption kind's states, then its mask (`format.caption_member`)."
     n = len(record_captions(rec))
     return [(f'{caption_member(k, i, m)}.npy', k, i, m) for i in range(1, n) for k in kinds if kind_of(k).input == 'caption' for m in _with_mask(k)]
-
-def state_mask_problem(
-    kind:str, # A caption kind with a mask
-    data:bytes|memoryview, # A whole mask `.npy` file
-    settings:dict|None=None, # The kind's `encoders.json` entry: the mask's length
-)->str|None:
-    "What is wrong with a stored mask (a uint8 vector of 0s and 1s of the kind's mask length, not all 0), or None."
-    try: m = load_npy_bytes(bytes(data))
-    except ValueError as e: return str(e)
-    if m.dtype != np.uint8 or m.ndim != 1: return f'{m.dtype} {m.shape}, expected a uint8 vector'
-    return mask_problem(m.tolist(), mask_length(kind, settings), 'the mask')
 
 # %% ../nbs/07_shards.ipynb #sh0add
 def _open_array(layout:Stage2Layout, d:str, kind:str, rec:dict)->tuple:

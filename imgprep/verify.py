@@ -7,13 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-
 from .core import ImageIdError, JSONL_NAME, UnreadableFile, iter_jsonl, logger, read_regular, shown, validate_image_id
 from .kinds import Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, caption_digest, caption_state_path,
-                            further_captions, inline_arrays, inline_fields, kind_settings, mask_length, mask_problem, npy_problem, read_encoders, record_problem,
+                            further_captions, inline_arrays, inline_fields, kind_settings, npy_problem, read_encoders, record_problem, state_mask_problem,
                             stale_kinds, tree_kinds)
 from .commit import ORPHANS_DIR, journal_path, set_aside, set_aside_file
 
@@ -128,9 +126,9 @@ def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|N
     if not path.exists() or kind_of(kind).mask and not mask.exists(): return 'missing_caption_state', f'{shown(path)} (or its mask) does not exist; imgprep_stage2 makes it'
     if p := _npy_problem(kind, path, None, settings): return p
     if not kind_of(kind).mask: return None
-    try: m = np.load(mask, allow_pickle=False)
-    except (OSError, ValueError) as e: return 'unreadable_npy', f'{shown(mask)}: {e}'
-    if m.dtype != np.uint8 or (why := mask_problem(m.tolist(), mask_length(kind, settings), 'mask')): return 'bad_shape', f'{shown(mask)}: {why if m.dtype == np.uint8 else m.dtype}'
+    try: why = state_mask_problem(kind, mask.read_bytes(), settings)
+    except OSError as e: return 'unreadable_npy', f'{shown(mask)}: {e}'
+    if why: return 'bad_shape', f'{shown(mask)}: {why}'
 
 def _verify_caption_states(lay, kind:str, enc:dict|None, texts:dict, bad, c:Counter, move_orphans:bool):
     "Check the states `kind` stores under their text: every further caption's, and no file that no caption names (moved aside with `move_orphans`)."
