@@ -132,7 +132,8 @@ def scan_stage2(
     existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
     states = caption_states(layout, tuple(existing))
     for k,ids in existing.items():
-        if not ids and len(states.get(k, ())) < 2: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')  # the empty caption's alone
+        texts = {n for n in states.get(k, ()) if not n.endswith('.mask.npy')} - {caption_state_path(_NOWHERE, k, EMPTY_CAPTION).name}  # a shared first caption's
+        if not ids and not texts: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
