@@ -15,7 +15,8 @@ import orjson
 
 from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, logger, resolved, shown
 from .cli import cli_parser, run_cli
-from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, captions_note_path, generated_sources, record_captions, record_problem, with_captions
+from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
+from .captions import captions_note_path, generated_sources, with_captions
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity

@@ -4,15 +4,17 @@
 
 # %% ../nbs/03a_captions.ipynb #435b0b4f
 from __future__ import annotations
-import codecs, math, re
+import codecs, json, math, re
 from pathlib import Path, PurePosixPath
 
 from .core import ImgprepError, UnreadableFile, logger, read_regular
 from .kinds import T5
+from .format import CAPTIONS, caption_fields
 
 # %% auto #0
-__all__ = ['CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'text_codec', 'decode_text', 'caption_text', 'read_caption',
-           'caption_from_filename', 'estimate_tokens', 'hub_cache_dir', 'local_t5_tokenizer', 'caption_tokens']
+__all__ = ['CAPTION_EXTS', 'MISSING_CAPTION', 'CAPTION_MAX', 'CAPTIONS_NOTE', 'text_codec', 'decode_text', 'caption_text',
+           'read_caption', 'caption_from_filename', 'estimate_tokens', 'hub_cache_dir', 'local_t5_tokenizer',
+           'caption_tokens', 'with_captions', 'captions_note_path', 'generated_sources']
 
 # %% ../nbs/03a_captions.ipynb #0f4114d7
 import os, sys
@@ -114,3 +116,40 @@ def caption_tokens(
     "Token count of each caption: exact with a tokenizer, else `estimate_tokens`."
     if tokenizer is None: return [estimate_tokens(c) for c in captions]
     return [len(ids) for ids in tokenizer(list(captions), add_special_tokens=True)['input_ids']] if captions else []
+
+# %% ../nbs/03a_captions.ipynb #44804de1
+def with_captions(
+    rec:dict, # A record
+    captions:list, # (source, text) pairs, the first caption first, no text empty
+)->dict:
+    "`rec` holding `captions`: `caption` where it was (last when it had none), `captions` right after it, every other field in place."
+    f,out = caption_fields(captions),{}
+    for k,v in rec.items():
+        if k == 'caption': out.update(f)
+        elif k != CAPTIONS: out[k] = v
+    return out if 'caption' in rec else out | f
+
+# %% ../nbs/03a_captions.ipynb #820167c2
+CAPTIONS_NOTE = '.captions.json' # suffix of the file beside a JSONL that records how each generated caption source was made
+
+def captions_note_path(
+    jsonl:str|Path, # A Stage 1 or Stage 2 JSONL
+)->Path:
+    "The file beside `jsonl` recording its generated caption sources."
+    return Path(jsonl).with_name(Path(jsonl).name + CAPTIONS_NOTE)
+
+def generated_sources(
+    jsonl:str|Path, # A Stage 1 or Stage 2 JSONL
+)->dict: # source -> how it was made; {} when no model captioned the file
+    "The caption sources a model wrote into `jsonl`, and their settings; `ImgprepError` (one line) when the file is there but unusable."
+    p = captions_note_path(jsonl)
+    try: raw = read_regular(p, max_bytes=1 << 20)
+    except UnreadableFile as e:
+        if e.reason == 'missing': return {}
+        raise ImgprepError(f'{e}; restore it, or remove it to forget how the generated captions were made') from None
+    try: d = json.loads(raw)
+    except ValueError: d = None
+    srcs = d.get('sources') if isinstance(d, dict) else None
+    if not isinstance(srcs, dict) or not all(isinstance(v, dict) for v in srcs.values()):
+        raise ImgprepError(f'{p}: not a description of generated captions (no "sources" object); restore it, or remove it to forget them')
+    return srcs

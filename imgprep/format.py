@@ -17,13 +17,12 @@ from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
-__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE', 'SOURCE_MAX', 'CAPTIONS_NOTE',
-           'INLINE_ARRAY_MIN', 'MADE_FROM', 'MADE_FROM_CHECKED', 'CAPTION_STATES', 'EMPTY_CAPTION', 'JSON_FIELDS',
-           'MANIFEST_NAME', 'ENCODERS_NAME', 'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES',
-           'UNKNOWN', 'reasons', 'mask_problem', 'mask_length', 'record_fields', 'ordered_record', 'tree_kinds',
-           'kind_settings', 'bucket_problem', 'record_captions', 'caption_fields', 'captions_problem', 'with_captions',
-           'captions_note_path', 'generated_sources', 'record_problem', 'inline_arrays', 'caption_digest', 'made_from',
-           'stale_kinds', 'caption_state_path', 'state_mask_path', 'caption_member', 'further_captions',
+__all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE', 'SOURCE_MAX', 'INLINE_ARRAY_MIN', 'MADE_FROM',
+           'MADE_FROM_CHECKED', 'CAPTION_STATES', 'EMPTY_CAPTION', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
+           'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
+           'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings', 'bucket_problem',
+           'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays', 'caption_digest',
+           'made_from', 'stale_kinds', 'caption_state_path', 'state_mask_path', 'caption_member', 'further_captions',
            'stored_caption_states', 'shared_first_captions', 'record_array_path', 'members', 'existing_shards',
            'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'state_mask_problem',
            'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch',
@@ -176,43 +175,6 @@ def captions_problem(
         if not _SOURCE.fullmatch(c['source']): return f'captions[{i}] has source {c["source"][:80]!r}: give 1 to {SOURCE_MAX} characters, no control characters'
     if caps[0]['text'] != rec['caption']: return 'caption is not the first of captions: edit both, or remove captions'
     return None
-
-# %% ../nbs/01a_format.ipynb #44804de1
-def with_captions(
-    rec:dict, # A record
-    captions:list, # (source, text) pairs, the first caption first, no text empty
-)->dict:
-    "`rec` holding `captions`: `caption` where it was (last when it had none), `captions` right after it, every other field in place."
-    f,out = caption_fields(captions),{}
-    for k,v in rec.items():
-        if k == 'caption': out.update(f)
-        elif k != CAPTIONS: out[k] = v
-    return out if 'caption' in rec else out | f
-
-# %% ../nbs/01a_format.ipynb #820167c2
-CAPTIONS_NOTE = '.captions.json' # suffix of the file beside a JSONL that records how each generated caption source was made
-
-def captions_note_path(
-    jsonl:str|Path, # A Stage 1 or Stage 2 JSONL
-)->Path:
-    "The file beside `jsonl` recording its generated caption sources."
-    return Path(jsonl).with_name(Path(jsonl).name + CAPTIONS_NOTE)
-
-def generated_sources(
-    jsonl:str|Path, # A Stage 1 or Stage 2 JSONL
-)->dict: # source -> how it was made; {} when no model captioned the file
-    "The caption sources a model wrote into `jsonl`, and their settings; `ImgprepError` (one line) when the file is there but unusable."
-    p = captions_note_path(jsonl)
-    try: raw = read_regular(p, max_bytes=1 << 20)
-    except UnreadableFile as e:
-        if e.reason == 'missing': return {}
-        raise ImgprepError(f'{e}; restore it, or remove it to forget how the generated captions were made') from None
-    try: d = json.loads(raw)
-    except ValueError: d = None
-    srcs = d.get('sources') if isinstance(d, dict) else None
-    if not isinstance(srcs, dict) or not all(isinstance(v, dict) for v in srcs.values()):
-        raise ImgprepError(f'{p}: not a description of generated captions (no "sources" object); restore it, or remove it to forget them')
-    return srcs
 
 # %% ../nbs/01a_format.ipynb #f0record
 def record_problem(

@@ -11,11 +11,11 @@ from pathlib import Path
 from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_write_bytes, dumps_record, exclusive_dir, fault, iter_jsonl, logger, open_regular, read_regular, validate_image_id)
 from .cli import Progress, cli_parser, run_cli
 from .kinds import T5_MASK_LEN
-from .format import CAPTIONS, MADE_FROM, MAIN_SOURCE, caption_fields, captions_problem, generated_sources, record_captions, with_captions
+from .format import CAPTIONS, MADE_FROM, MAIN_SOURCE, caption_fields, captions_problem, record_captions
 from .buckets import ratio_warning
 from .images import ImageError
 from .storage import local_path, open_place, shown_url
-from .captions import CAPTION_EXTS, MISSING_CAPTION, caption_from_filename, caption_tokens, local_t5_tokenizer
+from .captions import CAPTION_EXTS, MISSING_CAPTION, caption_from_filename, caption_tokens, generated_sources, local_t5_tokenizer, with_captions
 from .inspection import OutsideRoot, inspected, read_seen, write_seen
 from .sources import IMAGE_EXTS, INPUT_FORMATS, SOURCES, Candidate, Source, open_source
 
