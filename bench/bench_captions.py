@@ -9,12 +9,14 @@ Three Stage 2 trees of `--images` records each (no photo is read: `--kinds t5`, 
 - one: one caption per image (what every tree held before captions could be several);
 - three: three distinct captions per image (a description, a sentence, a few words), one per line of a sidecar;
 - class: a first caption of its own per image, and one class prompt ("a photo of sks dog") as the second caption of
-  every image, the way DreamBooth-style sets are captioned.
+  every image;
+- prompt: the class prompt as the one caption of every image, the way DreamBooth-style sets are captioned (a first
+  caption that several records share is stored under its text, once).
 
 Printed per tree:
 
-- bytes per image: every file under `t5_hidden/` (the first captions under the image ids, the further captions and
-  the empty caption once per text, with their masks), against storing each caption's states per image (its states
+- bytes per image: every file under `t5_hidden/` (the first captions under the image ids, the further captions, a
+  shared first caption and the empty caption once per text, with their masks), against storing each caption's states per image (its states
   and its mask for every caption of every image);
 - the text pass: the child's wall and CPU seconds for a fresh tree, minus those of a rerun over the finished tree
   (interpreter, imports and planning), median of `--rounds`; and the captions it encoded (`new_t5` + `new_t5_captions`)
@@ -33,13 +35,13 @@ from imgprep.testing import random_caption
 import random
 
 def records(kind:str, n:int, seed:int=0)->list:
-    "Stage 1 records without photos (`--kinds t5` reads none): `kind` is one, three or class."
+    "Stage 1 records without photos (`--kinds t5` reads none): `kind` is one, three, class or prompt."
     rng = random.Random(seed)
     out = []
     for i in range(n):
         first = f'photo {i}: ' + random_caption(rng)
         caps = {'one': [first], 'three': [first, f'a short caption of photo {i}', f'photo {i}'],
-                'class': [first, 'a photo of sks dog']}[kind]
+                'class': [first, 'a photo of sks dog'], 'prompt': ['a photo of sks dog']}[kind]
         out.append(dict(image_id=f'img{i:05d}', image_path=f'img{i:05d}.jpg', **caption_fields([('caption', c) for c in caps]), height=512, width=512))
     return out
 
@@ -64,7 +66,7 @@ def stage2(jsonl:Path, t5:Path)->tuple:
 
 def state_bytes(d:Path)->tuple:
     "(bytes of one caption's states and mask, every byte under the T5 directory)."
-    first = next(p for p in (d/'t5_hidden').glob('*.npy'))
+    first = next(p for p in (d/'t5_hidden').rglob('*.npy') if not p.name.endswith('.mask.npy'))
     return first.stat().st_size + 77 + 128, sum(p.stat().st_size for p in (d/'t5_hidden').rglob('*.npy'))
 
 def main():
@@ -77,7 +79,7 @@ def main():
         tmp = Path(tmp)
         t5 = t5_dir(tmp, a.full)
         print(f"load average {os.getloadavg()[0]:.2f}; {a.images} images; T5: {'T5-Large architecture, random weights' if a.full else 'tiny test model'}")
-        for kind in ('one', 'three', 'class'):
+        for kind in ('one', 'three', 'class', 'prompt'):
             recs = records(kind, a.images)
             captions = sum(len(r.get(CAPTIONS, [0])) for r in recs)
             walls,cpus = [],[]
@@ -91,7 +93,7 @@ def main():
                 if rnd < a.rounds - 1: shutil.rmtree(d)
             encoded = int(c.get('new_t5', 0)) + int(c.get('new_t5_captions', 0))
             per_image = captions*per_state
-            print(f"{kind:>5}: {captions/a.images:.0f} captions/image; bytes/image {ours/a.images:,.0f} (per-image store {per_image/a.images:,.0f}, "
+            print(f"{kind:>6}: {captions/a.images:.0f} captions/image; bytes/image {ours/a.images:,.0f} (per-image store {per_image/a.images:,.0f}, "
                   f"{ours/per_image:.2f}x); captions encoded {encoded} (per-image store {captions}); text pass median "
                   f"{statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} s CPU (best {min(walls):.2f} s)")
 

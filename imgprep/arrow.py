@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from fastcore.meta import delegates
 
 from . import __version__
-from .core import ImgprepError, logger, remove_temps
+from .core import ImgprepError, json_bytes, logger, remove_temps
 from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place
 from .encoders import DINOV3_ID
@@ -179,8 +179,6 @@ def shard_bad_rows(
     return shard_bad_rows_in(Folder(Path(npy).parent), Path(npy).name)
 
 # %% ../nbs/09c_arrow.ipynb #4e7a9c02
-def _json(obj)->bytes: return (json.dumps(obj, indent=2, ensure_ascii=False)+'\n').encode('utf-8') # as `core.atomic_write_json` writes it
-
 def _npy(arr:np.ndarray)->bytes:
     f = io.BytesIO()
     np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
@@ -202,7 +200,7 @@ def embed_shard(
     arr = to_storage(vecs, task.store_dtype)
     if arr is None: raise ImgprepError(f'{task.key}: vectors not finite in {task.store_dtype}; store float32')
     d,name = task.folder()
-    if bad: d.write_bytes(bad_rows_path(name).name, _json(dict(bad_rows=bad)))
+    if bad: d.write_bytes(bad_rows_path(name).name, json_bytes(dict(bad_rows=bad)))
     else: d.remove(bad_rows_path(name).name)
     d.write_bytes(name, _npy(arr))
     return len(values), time.monotonic()-t0, bad
@@ -266,7 +264,7 @@ def _plans(dataset_dir, splits, column, kind, chunk_size)->list[SplitPlan]:
     return plans
 
 def _done(d:Folder|Store, t:ShardTask, run:dict)->bool: return shard_done_in(d, t.name, t.rows, run['embedding_dim'], run['dtype'])
-def _write_meta(d:Folder|Store, meta:dict): d.write_bytes(META_NAME, _json(meta))
+def _write_meta(d:Folder|Store, meta:dict): d.write_bytes(META_NAME, json_bytes(meta))
 
 # %% ../nbs/09c_arrow.ipynb #2a9c5e70
 def _prepare(dest:Folder|Store, work:Path, plans:list, run:dict, part:tuple|None=None)->tuple[dict, list]:

@@ -13,9 +13,9 @@ from fastcore.basics import patch
 from .core import ImgprepError
 from .storage import Folder, Store
 from .kinds import DEFAULT_KINDS, kind_of
-from .format import MAIN_SOURCE, MANIFEST_NAME, caption_member, captions_problem, kind_settings, load_npy_bytes, npy_problem, record_captions
+from .format import MAIN_SOURCE, MANIFEST_NAME, caption_member, captions_problem, kind_settings, load_npy_bytes, npy_problem, record_captions, state_mask_problem
 from .shard_dir import empty_caption_file
-from .shards import further_members, state_mask_problem
+from .shards import further_members
 
 # %% auto #0
 __all__ = ['DAMAGED', 'sound_further_members', 'Captions', 'caption_sources', 'empty_caption_arrays']

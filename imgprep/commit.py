@@ -13,7 +13,7 @@ import orjson
 
 from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown, quiet
 from .kinds import Stage2Layout, check_embedding, kind_of
-from .format import CAPTION_STATES, ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders
+from .format import CAPTION_STATES, ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders, state_mask_path
 from .buckets import assign_bucket
 from .plan import BadRecord, Planner, check_record
 from .encode import noted_scores, read_notes, remove_notes
@@ -401,7 +401,7 @@ def refuse_other_settings(
                        'settings wrote it); set aside, named by no record, and made again when the run computes it')
     for k,p,why in _other_caption_states(run, enc):
         kept = set_aside_file(run.lay, p)
-        if (mask := p.with_name(p.name.removesuffix('.npy') + '.mask.npy')).exists(): set_aside_file(run.lay, mask)
+        if (mask := state_mask_path(p)).exists(): set_aside_file(run.lay, mask)
         run.counts['other_settings'] += 1
         logger.warning(f'{shown(kept)}: other_settings: {why}, which the settings in {ENCODERS_NAME} do not make; set aside with its mask, '
                        'and made again when the run computes it')

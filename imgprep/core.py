@@ -18,11 +18,12 @@ from fastcore.docments import docments
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'PR_SET_PDEATHSIG',
            'ImgprepError', 'ImageIdError', 'KeyCollisionError', 'DiskSpaceError', 'UnreadableFile', 'one_line',
            'setup_logging', 'quiet', 'validate_image_id', 'image_id_from_path', 'safe_key', 'safe_keys', 'ids_in_dir',
-           'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes', 'atomic_write_json',
-           'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside', 'kernel_path', 'opened_inside', 'printable',
-           'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep', 'nests_deeper', 'iter_jsonl',
-           'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder', 'try_flock', 'flocked',
-           'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent', 'comma_list', 'resolved']
+           'is_temp_name', 'temp_path', 'remove_temps', 'atomic_writer', 'atomic_write_bytes', 'json_bytes',
+           'atomic_write_json', 'atomic_save_npy', 'atomic_copy', 'seal', 'unseal', 'is_inside', 'kernel_path',
+           'opened_inside', 'printable', 'shown', 'open_regular', 'read_regular', 'file_sha256', 'load_npy', 'too_deep',
+           'nests_deeper', 'iter_jsonl', 'dumps_record', 'free_gb', 'check_free_disk', 'with_errno', 'lock_holder',
+           'try_flock', 'flocked', 'lock_taken', 'exclusive_dir', 'fault_value', 'fault', 'die_with_parent',
+           'comma_list', 'resolved']
 
 # %% ../nbs/00_core.ipynb #73bd015e
 class ImgprepError(Exception):
@@ -209,13 +210,17 @@ def atomic_write_bytes(
     return Path(path)
 
 # %% ../nbs/00_core.ipynb #9af69a3c
+def json_bytes(obj, indent:int|None=2)->bytes:
+    "`obj` as imgprep writes a JSON file: UTF-8, keys in insertion order, a newline at the end."
+    return (json.dumps(obj, indent=indent, ensure_ascii=False)+'\n').encode('utf-8')
+
 def atomic_write_json(
     path:str|Path, # Final file name
     obj, # Anything `json.dumps` accepts
     indent:int|None=2, # JSON indentation (None: one line)
 )->Path:
-    "Write `obj` as JSON (UTF-8, keys in insertion order) to `path` atomically."
-    return atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False)+'\n').encode('utf-8'))
+    "Write `obj` as JSON (`json_bytes`) to `path` atomically."
+    return atomic_write_bytes(path, json_bytes(obj, indent))
 
 # %% ../nbs/00_core.ipynb #caed3b8a
 def atomic_save_npy(

@@ -5,6 +5,7 @@
 # %% ../nbs/01a_format.ipynb #566cb8a4
 from __future__ import annotations
 import hashlib, io, json, math, re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,9 +22,10 @@ __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE',
            'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
            'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'tree_scores', 'kind_settings',
            'bucket_problem', 'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays',
-           'caption_digest', 'made_from', 'stale_kinds', 'caption_state_path', 'caption_member', 'further_captions',
-           'stored_caption_states', 'members', 'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header',
-           'npy_problem', 'load_npy_bytes', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'caption_digest', 'made_from', 'stale_kinds', 'caption_state_path', 'state_mask_path', 'caption_member',
+           'further_captions', 'stored_caption_states', 'shared_first_captions', 'record_array_path', 'members',
+           'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes',
+           'state_mask_problem', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
            'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
            'migrate_record']
 
@@ -93,7 +95,7 @@ def ordered_record(
     kinds:tuple=DEFAULT_KINDS, # The tree's kinds (their masks are format fields)
 )->dict:
     "`rec` with its fields in one order whatever the passes that made it: the format's, the others as they came, each kind's crop fields, `made_from` last."
-    head = [f for f in record_fields(kinds) if f in rec]
+    head = [f for f in record_fields(tuple(k for k in KINDS if k in kinds or kind_of(k).mask in rec)) if f in rec]  # a mask the run did not make keeps its place
     crops = [f'{k}_{f}' for k in KINDS for f in CROP_FIELDS if f'{k}_{f}' in rec]
     tail = [f for f in ('made_from',) if f in rec]
     rest = [f for f in rec if f not in {*head, *crops, *tail}]
@@ -264,7 +266,7 @@ def stale_kinds(
     return [k for k,v in made_from(rec, kinds).items() if k in got and got[k] != v]
 
 # %% ../nbs/01a_format.ipynb #63b7eb56
-CAPTION_STATES = 'captions' # a caption kind's subdirectory: the states of every caption but a record's first, one file per distinct text
+CAPTION_STATES = 'captions' # a caption kind's subdirectory: the states of captions stored once per distinct text
 EMPTY_CAPTION = '' # what caption dropout trains on: its states are made for every caption kind of a tree
 
 def caption_state_path(
@@ -273,8 +275,15 @@ def caption_state_path(
     text:str, # A caption
     mask:bool=False, # The path of its mask instead (uint8), for a kind with one
 )->Path:
-    "Where the states of caption `text` lie when it is not a record's first caption: `<kind dir>/captions/<digest>.npy` (`.mask.npy`)."
-    return lay.dir(kind)/CAPTION_STATES/f"{caption_digest(text)}{'.mask' if mask else ''}.npy"
+    "Where the states of caption `text` lie when they are stored under their text: `<kind dir>/captions/<digest>.npy` (`.mask.npy`)."
+    p = lay.dir(kind)/CAPTION_STATES/f'{caption_digest(text)}.npy'
+    return state_mask_path(p) if mask else p
+
+def state_mask_path(
+    state:Path, # A caption state stored under its text
+)->Path:
+    "The mask beside it: `<digest>.npy` -> `<digest>.mask.npy`."
+    return state.with_name(state.name.removesuffix('.npy') + '.mask.npy')
 
 def caption_member(
     kind:str|Kind, # A caption kind
@@ -299,6 +308,26 @@ def stored_caption_states(
 )->set: # Digests (`caption_digest`)
     "The captions whose states the tree stores under their text for `kind`: a state file exists (written after its mask, so the mask does too)."
     return {n for n in ids_in_dir(lay.dir(kind)/CAPTION_STATES) if '.' not in n}
+
+# %% ../nbs/01a_format.ipynb #20315a5f
+def shared_first_captions(
+    records:Iterable, # Records (dicts), such as those of a JSONL
+)->set: # Digests (`caption_digest`)
+    "The first captions that two or more records share: Stage 2 stores their states under their text, once."
+    digests = np.fromiter((int(caption_digest(r['caption']), 16) for r in records if type(r.get('caption')) is str), np.uint64)
+    found,count = np.unique(digests, return_counts=True)
+    return {f'{int(d):016x}' for d in found[count > 1]}
+
+def record_array_path(
+    lay:Stage2Layout, # The Stage 2 tree
+    kind:str|Kind, # A kind of the tree
+    rec:dict, # A usable record
+    ids:set, # The image_ids with a file of `kind` (`Stage2Layout.existing_ids`)
+)->Path:
+    "Where the record's `kind` array lies: its own file when it has one, else, for a caption kind, the states of its first caption's text."
+    k = kind_of(kind)
+    if rec['image_id'] in ids or k.input != 'caption': return lay.npy_path(k.name, rec['image_id'])
+    return caption_state_path(lay, k, rec['caption'])
 
 # %% ../nbs/01a_format.ipynb #b5836f34
 JSON_FIELDS = ('image_id', 'aspect_bucket', 'caption', 'image_path', 'height', 'width')
@@ -405,6 +434,18 @@ def load_npy_bytes(
     a = np.frombuffer(b, dtype, count, start)
     a = a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
     return a if a.flags.writeable else a.copy()
+
+# %% ../nbs/01a_format.ipynb #bcd3e632
+def state_mask_problem(
+    kind:str, # A caption kind with a mask
+    data:bytes|memoryview, # A whole mask `.npy` file
+    settings:dict|None=None, # The kind's `encoders.json` entry: the mask's length
+)->str|None:
+    "What is wrong with a stored mask (a uint8 vector of 0s and 1s of the kind's mask length, not all 0), or None."
+    try: m = load_npy_bytes(bytes(data))
+    except ValueError as e: return str(e)
+    if m.dtype != np.uint8 or m.ndim != 1: return f'{m.dtype} {m.shape}, expected a uint8 vector'
+    return mask_problem(m.tolist(), mask_length(kind, settings), 'the mask')
 
 # %% ../nbs/01a_format.ipynb #0576e706
 def npy_size(

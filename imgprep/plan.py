@@ -21,13 +21,13 @@ from .images import ImageError, image_size
 from .pool import Placement
 from .cluster import parse_part, part_of
 from .format import (CROP_FIELDS, EMPTY_CAPTION, MADE_FROM, caption_digest, further_captions, inline_arrays, inline_embedding, inline_fields, made_from,
-                            migrate_record, ordered_record, record_problem, stored_caption_states)
+                            migrate_record, ordered_record, record_problem, shared_first_captions, stored_caption_states)
 from .storage import Store, absolute_place, is_url, place_options, shown_place, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
            'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'list_objects', 'models_needed']
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'models_needed']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -136,6 +136,7 @@ class Item:
     todo:set = field(default_factory=set) # Kinds to make now
     done:set = field(default_factory=set) # 'extracted' and the kinds written
     extracted:set = field(default_factory=set) # Kinds whose inline array this run wrote as their file
+    by_text:set = field(default_factory=set) # Caption kinds whose states of its first caption lie under the text (`Planner.shares`)
     problems:set = field(default_factory=set)
     noted:set = field(default_factory=set) # What was counted of its caption already ('empty', 'truncated'), once whatever the kinds
     changed:bool = False # The record is rewritten
@@ -180,11 +181,14 @@ class Planner:
     empty:list = field(default_factory=list) # image_ids of the first empty captions
     written:Counter = field(default_factory=Counter) # kind -> arrays on disk from this run, counted as each is written
     loaded:set|None = None # Kinds whose model the run loaded (None: every kind it computes)
-    objects:dict|None = None # Of a URL images root: key under it -> size, from one listing made when first needed
+    objects:dict|None = None # Of a URL images root: key under it -> its size and etag, from one listing made when first needed
     rechecked:dict = field(default_factory=dict) # (kind, image_id) -> `fingerprint` of the array a recheck deleted, until its new one is written
+    shared:set|None = None # Digests of the first captions several records of `src` share (`format.shared_first_captions`)
 
     def __post_init__(self):
         if self.have is None: self.have = {k: self.lay.existing_ids(k) for k in self.kinds}
+        if self.shared is None:
+            with quiet(): self.shared = shared_first_captions(r for _,r in iter_jsonl(self.src)) if any(kind_of(k).input == 'caption' for k in self.kinds) else set()
 
     lay = property(lambda self: self.run.lay)
     kinds = property(lambda self: self.run.kinds)
@@ -408,20 +412,12 @@ def crop_fields(self:Planner, it:Item, kind:str)->dict|None:
         return None
     return dict(zip((f'{kind}_{f}' for f in CROP_FIELDS), ('bucket', list(cover_crop_box(w, h, it.bucket)), [w, h])))
 
-# %% ../nbs/06a_plan.ipynb #a0objects
-def list_objects(
-    url:str, # A URL images root, such as s3://bucket/photos
-    options:dict|None=None, # Its storage options
-)->dict: # Key relative to `url` -> size in bytes
-    "Every object under `url`, from one listing of its prefix (`Store.listing`); `StoreError` (one line naming the URL) when the store refuses."
-    return {rel: i['size'] for rel,i in Store(url, options).listing().items()}
-
 # %% ../nbs/06a_plan.ipynb #9da3993a
 @patch
 def image_exists(self:Planner, image:str|Path)->bool:
     "Whether the image file exists; for an object's URL, whether the listing of the images root (made once) holds it."
     if not self.run.in_store: return os.path.isfile(image)
-    if self.objects is None: self.objects = list_objects(self.images_root, self.run.storage_options)
+    if self.objects is None: self.objects = Store(self.images_root, self.run.storage_options).listing()  # `StoreError`, one line, when the store refuses
     return image[len(self.images_root) + 1:] in self.objects
 
 # %% ../nbs/06a_plan.ipynb #a0needs
@@ -436,6 +432,12 @@ def needs(self:Planner,
     "The kinds whose array of the record must be computed: none on disk or a stale one, and no usable inline array."
     def no_inline(k): return k not in inline if inline is not None else inline_embedding(rec, k)[0] is None
     return [k for k in kinds if (image_id not in self.have[k] or k in stale) and no_inline(k)]
+
+# %% ../nbs/06a_plan.ipynb #60b714f2
+@patch
+def shares(self:Planner, image_id:str, rec:dict, kind:str)->bool:
+    "Whether the record's `kind` states lie under its first caption's text: a caption kind, no file of its own, a first caption other records have too."
+    return kind_of(kind).input == 'caption' and image_id not in self.have[kind] and caption_digest(rec['caption']) in self.shared
 
 # %% ../nbs/06a_plan.ipynb #a0plancode
 @patch
@@ -481,6 +483,8 @@ def plan(self:Planner, items:list):
         stale = self.stale(it)
         it.todo = set(self.needs(it.image_id, it.rec, [k for k in self.kinds if self.can_make(k)], stale, it.inline))
         self.plan_images(it, stale)
+        it.by_text = {k for k in self.kinds if self.shares(it.image_id, it.rec, k)}
+        it.todo -= {k for k in it.by_text if recorded(it.rec).get(k) == caption_digest(it.rec['caption'])}  # the record names them already
     self.plan_masks(items)
 
 # %% ../nbs/06a_plan.ipynb #a0captions
@@ -532,10 +536,10 @@ def entry(self:Planner, it:Item)->dict:
 @patch
 def works(self:Planner, items:list)->list:
     "The `Work` of every item with kinds still to make."
-    now = lambda it: made_from(it.rec, self.kinds)
-    return [Work(it.line, it.image_id, str(it.image), it.rec['caption'], (it.rec['width'], it.rec['height']), tuple(k for k in self.kinds if k in it.todo),
-                 {k: v for k,v in now(it).items() if k in it.todo})
-            for it in items if it.todo]
+    now,mine = lambda it: made_from(it.rec, self.kinds),lambda it: it.todo - it.by_text  # states under a text are made apart (`stage2.caption_tasks`)
+    return [Work(it.line, it.image_id, str(it.image), it.rec['caption'], (it.rec['width'], it.rec['height']), tuple(k for k in self.kinds if k in mine(it)),
+                 {k: v for k,v in now(it).items() if k in mine(it)})
+            for it in items if mine(it)]
 
 # %% ../nbs/06a_plan.ipynb #348dd6ed
 @patch
@@ -572,7 +576,7 @@ def tally(self:Planner, it:Item)->str:
     if MIGRATE in self.passes and it.rec.get('format_version') != 2: return 'migrated_new'
     if it.done == {'extracted'}: return 'extracted'
     if it.done or it.changed: return 'enriched'
-    if any(self.computes(k) and it.image_id not in self.have[k] for k in self.kinds): return 'incomplete'
+    if any(self.computes(k) and it.image_id not in self.have[k] and k not in it.by_text for k in self.kinds): return 'incomplete'
     return 'skipped'
 
 # %% ../nbs/06a_plan.ipynb #0532fef8
@@ -589,6 +593,7 @@ def models_needed(
             try: iid,_ = check_record(rec, planner.images_root, planner.kinds)
             except BadRecord: continue
             if planner.part is not None and part_of(iid, planner.part[1]) != planner.part[0]: continue
-            need.update(planner.needs(iid, rec, wanted, planner.outdated(iid, rec)), no_empty)
-            need.update(k for k,s in stored.items() if any(caption_digest(t) not in s for t in further_captions(rec)))
+            need.update((k for k in planner.needs(iid, rec, wanted, planner.outdated(iid, rec)) if not planner.shares(iid, rec, k)), no_empty)
+            texts = lambda k: further_captions(rec) + [rec['caption']]*planner.shares(iid, rec, k)
+            need.update(k for k,s in stored.items() if any(caption_digest(t) not in s for t in texts(k)))
     return [k for k in wanted if k in need]

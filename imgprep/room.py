@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import DiskSpaceError, dumps_record, free_gb, iter_jsonl, shown, quiet
 from .kinds import KINDS, T5_MASK_LEN, Kind, kind_of
 from .buckets import assign_bucket
-from .format import inline_embedding, inline_fields, made_from, npy_size
+from .format import caption_digest, further_captions, inline_embedding, inline_fields, made_from, npy_size, stored_caption_states
 from .plan import MIGRATE, BadRecord, Planner, check_record
 from .cluster import part_of
 
@@ -42,6 +42,17 @@ def _v2_size(rec:dict, planner:Planner, iid:str, bucket:str)->int:
     v2.update(image_id=iid, aspect_bucket=bucket, format_version=2, made_from=made_from(rec, planner.kinds))
     return len(dumps_record(v2))
 
+# %% ../nbs/06a_room.ipynb #b80bc457
+def _under_text(planner:Planner, iid:str, rec:dict, texts:dict, out:Counter)->int:
+    "Add to `out` the states the record's captions need under their text (further ones, a shared first one), each text once per kind (`texts`); how many."
+    n = 0
+    for k,done in texts.items():
+        for d in {caption_digest(t) for t in further_captions(rec) + [rec['caption']]*planner.shares(iid, rec, k)} - done:
+            done.add(d)
+            out[k] += npy_bytes(k, rec, planner.options.get(k))
+            n += 1
+    return n
+
 # %% ../nbs/06a_room.ipynb #b72e4991
 def estimate_writes(
     planner:Planner, # The run, before it starts
@@ -51,6 +62,7 @@ def estimate_writes(
     out,seen,found = Counter(dict.fromkeys((*planner.kinds, 'jsonl'), 0)),set(),Counter()
     n,merged,changes,arrays = 0,0,False,0
     images = [k for k in planner.kinds if kind_of(k).input == 'image' and planner.computes(k)]
+    texts = {k: stored_caption_states(planner.lay, k) for k in planner.kinds if kind_of(k).input == 'caption' and planner.computes(k)}  # digests stored or counted
     with quiet():
         for line,rec in iter_jsonl(planner.src):
             n += planner.part is None  # a part counts its own records only
@@ -62,9 +74,10 @@ def estimate_writes(
             mine = planner.part is None or part_of(iid, planner.part[1]) == planner.part[0]
             n += planner.part is not None and mine
             missing = [k for k in planner.kinds if iid not in planner.have[k] and mine]
+            arrays += _under_text(planner, iid, rec, texts if mine else {}, out)
             if mine and planner.needs(iid, rec, images): found['found' if planner.image_exists(image) else 'missing'] += 1
             elif images and found['checked'] < 8: found['checked'] += 1; found['found'] += planner.image_exists(image)  # a few images of done records: is the root right?
-            for k in missing:
+            for k in [k for k in missing if not planner.shares(iid, rec, k)]:
                 inline = kind_of(k).inline and inline_embedding(rec, k)[0] is not None
                 if not (planner.computes(k) or (inline and MIGRATE in planner.passes)): continue
                 if kind_of(k).input == 'image' and not inline and not planner.image_exists(image): continue

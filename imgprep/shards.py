@@ -22,8 +22,8 @@ from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
-from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path, load_npy_bytes, mask_length,
-                            mask_problem, read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, tree_kinds,
+from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path,
+                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, tree_kinds,
                             tree_scores)
 from .tars import ShardFile
 from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
@@ -32,8 +32,8 @@ from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existi
 # %% auto #0
 __all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'caption_states',
            'missing_state', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
-           'shard_sizes', 'tree_of', 'further_members', 'state_mask_problem', 'add_sample', 'empty_caption_states',
-           'ship_empty_caption', 'honour_decisions', 'write_shards', 'shard_parser', 'main']
+           'shard_sizes', 'tree_of', 'further_members', 'add_sample', 'empty_caption_states', 'ship_empty_caption',
+           'honour_decisions', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #e13ff500
 def _npy_bytes(arr:np.ndarray)->bytes:
@@ -72,7 +72,8 @@ def not_ready(
     "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
     if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
     for kind,ids in existing.items():
-        if rec['image_id'] not in ids: return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
+        if rec['image_id'] in ids or kind in (states or {}) and caption_state_path(_NOWHERE, kind, rec['caption']).name in states[kind]: continue  # `format.record_array_path`
+        return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
     if states: return missing_state(rec, states)
 
 # %% ../nbs/07_shards.ipynb #b926e741
@@ -130,9 +131,11 @@ def scan_stage2(
     "Read the Stage 2 JSONL once and split it into ready samples and counted, skipped records."
     encoders = stage2_encoders(layout)
     existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
+    states = caption_states(layout, tuple(existing))
     for k,ids in existing.items():
-        if not ids: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
-    states,scores = caption_states(layout, tuple(existing)),tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
+        texts = {n for n in states.get(k, ()) if not n.endswith('.mask.npy')} - {caption_state_path(_NOWHERE, k, EMPTY_CAPTION).name}  # a shared first caption's
+        if not ids and not texts: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
+    scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
@@ -213,18 +216,14 @@ def further_members(
     n = len(record_captions(rec))
     return [(f'{caption_member(k, i, m)}.npy', k, i, m) for i in range(1, n) for k in kinds if kind_of(k).input == 'caption' for m in _with_mask(k)]
 
-def state_mask_problem(
-    kind:str, # A caption kind with a mask
-    data:bytes|memoryview, # A whole mask `.npy` file
-    settings:dict|None=None, # The kind's `encoders.json` entry: the mask's length
-)->str|None:
-    "What is wrong with a stored mask (a uint8 vector of 0s and 1s of the kind's mask length, not all 0), or None."
-    try: m = load_npy_bytes(bytes(data))
-    except ValueError as e: return str(e)
-    if m.dtype != np.uint8 or m.ndim != 1: return f'{m.dtype} {m.shape}, expected a uint8 vector'
-    return mask_problem(m.tolist(), mask_length(kind, settings), 'the mask')
-
 # %% ../nbs/07_shards.ipynb #sh0add
+def _open_array(layout:Stage2Layout, d:str, kind:str, rec:dict)->tuple:
+    "Open the record's `kind` array (`format.record_array_path`): its own file in `d`, else a caption kind's states under its first caption's text."
+    try: return open_regular(os.path.join(d, rec['image_id'] + '.npy'))
+    except UnreadableFile as e:
+        if e.reason != 'missing' or kind_of(kind).input != 'caption': raise
+    return open_regular(caption_state_path(layout, kind, rec['caption']))
+
 def add_sample(
     shard:ShardFile, # Or anything with `ShardFile.add`
     sample:Sample, # A ready sample (its image_id already validated)
@@ -236,7 +235,7 @@ def add_sample(
     further,caps,opened = further_members(kinds, sample.record),record_captions(sample.record),[]
     try:
         try:
-            for k in kinds: opened.append(open_regular(os.path.join(dirs[k], sample.image_id + '.npy')))
+            for k in kinds: opened.append(_open_array(layout, dirs[k], k, sample.record))
             for _,k,i,m in further: opened.append(open_regular(caption_state_path(layout, k, caps[i]['text'], m)))
         except UnreadableFile as e: return str(e)
         parts = [(f'{key}.json', sample_json(sample.record), None)]

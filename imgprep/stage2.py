@@ -20,7 +20,7 @@ from .cli import Progress, cli_parser, format_counters, run_cli
 from .kinds import KINDS, Stage2Layout, kind_of
 from .format import (inline_embedding, CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, caption_digest, check_encoders, read_encoders,
                             record_captions, stored_caption_states, tree_kinds)
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Planner, Stage2Run, check_record, counter_names, models_needed,
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Item, Planner, Stage2Run, check_record, counter_names, models_needed,
                           stage2_run)
 from .room import check_room, estimate_writes
 from .encode import CaptionTask, EncodeSpec, EncodeTask, Probe, read_notes
@@ -109,12 +109,11 @@ def _check(run:Planner, lines:list, journal:Journal|None, progress)->list:
 # %% ../nbs/06d_stage2.ipynb #d1264b99
 def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int=1, reports_progress:bool=True):
     "The encode tasks of every chunk, planned and journaled as the workers ask for them; then those of the captions stored under their text."
-    texts = {}  # further caption of the run's records -> its sources
+    texts = {k: {} for k in run.kinds if kind_of(k).input == 'caption'}  # caption kind -> text of the run's records it stores under the text -> its sources
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
         slots,items = _check(run, lines, journal, progress)
         run.plan(items)
-        for it in filter(run.in_part, items):
-            for c in record_captions(it.rec)[1:]: texts.setdefault(c['text'], set()).add(c['source'])
+        for it in filter(run.in_part, items): _note_texts(texts, it)
         if journal is not None:
             journal.write([s if isinstance(s, dict) else run.entry(s) for s in slots])
             fault('entries')
@@ -125,6 +124,12 @@ def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int
         for i in range(0, len(works), size): yield EncodeTask(n, works[i:i+size])
     yield from caption_tasks(run, texts)
 
+def _note_texts(texts:dict, it:Item):
+    "Add the captions of `it` whose states each caption kind stores under their text: those after its first, and its first where shared."
+    caps = record_captions(it.rec)
+    for k,found in texts.items():
+        for c in caps[0 if k in it.by_text else 1:]: found.setdefault(c['text'], set()).add(c['source'])
+
 def _tally(run:Planner, chunk:_Chunk):
     for it in chunk.items.values(): run.counts[run.tally(it)] += 1
 
@@ -133,13 +138,13 @@ CAPTION_TASK = 256 # texts per caption task
 
 def caption_tasks(
     run:Planner, # The run, its records planned
-    texts:dict, # Further caption of the run's records -> its sources
+    texts:dict, # Caption kind -> text of the run's records stored under the text -> its sources
 )->Iterator: # `CaptionTask`s
-    "A task per `CAPTION_TASK` texts whose states a caption kind of the run does not store yet: `texts` and the empty caption."
+    "A task per `CAPTION_TASK` texts whose states a caption kind of the run does not store yet: its `texts` and the empty caption."
     for k in [k for k in run.kinds if kind_of(k).input == 'caption' and run.can_make(k)]:
         stored = stored_caption_states(run.lay, k)
-        todo = sorted((t for t in {*texts, EMPTY_CAPTION} if caption_digest(t) not in stored), key=caption_digest)
-        _count_cut(run, k, todo, texts)
+        todo = sorted((t for t in {*texts[k], EMPTY_CAPTION} if caption_digest(t) not in stored), key=caption_digest)
+        _count_cut(run, k, todo, texts[k])
         for i in range(0, len(todo), CAPTION_TASK): yield CaptionTask(k, todo[i:i+CAPTION_TASK])
 
 def _count_cut(run:Planner, kind:str, todo:list, texts:dict):
@@ -148,7 +153,7 @@ def _count_cut(run:Planner, kind:str, todo:list, texts:dict):
     if not cut: return
     run.counts[f'truncated_{kind}_captions'] += len(cut)
     by = Counter(s for t in cut for s in texts.get(t, ()))
-    logger.warning(f"{len(cut)} further captions are longer than {kind} takes and were cut to fit (by source: {', '.join(f'{s} {n}' for s,n in sorted(by.items()))})")
+    logger.warning(f"{len(cut)} captions stored under their text are longer than {kind} takes and were cut to fit (by source: {', '.join(f'{s} {n}' for s,n in sorted(by.items()))})")
 
 # %% ../nbs/06d_stage2.ipynb #s2runchunks
 def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Progress):
@@ -267,8 +272,9 @@ def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_ro
 
 # %% ../nbs/06d_stage2.ipynb #f9f13cbf
 def _made_by_model(run:Planner, kind:str, computed:list)->bool:
-    "Has the tree arrays of `kind` that a model made? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
+    "Has the tree arrays of `kind` that a model made (a caption kind's states under a text count)? Arrays a run only extracted from Stage 1 (inline DINOv3 vectors) have no model to describe."
     if kind not in computed and kind_of(kind).inline: return False
+    if kind_of(kind).input == 'caption' and stored_caption_states(run.lay, kind): return True
     # a part looks again: the list it made at its start misses what a part that ran meanwhile has made
     return bool(run.have[kind] if kind in run.have and run.part is None else run.lay.existing_ids(kind))
 

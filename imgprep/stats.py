@@ -15,7 +15,7 @@ from .core import ImgprepError, UnreadableFile, logger, JSONL_NAME, iter_jsonl, 
 from .cli import cli_parser, run_cli, Progress
 from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
-from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_captions,
+from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_array_path, record_captions,
                             record_problem, tree_kinds, tree_scores)
 from .captions import estimate_tokens
 from .tars import tar_samples
@@ -104,7 +104,8 @@ def stage2_samples(
         s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), record={**rec, 'scores': scores[iid]} if iid in scores else rec,
                  **{k.mask: rec.get(k.mask) for k in map(kind_of, kinds) if k.mask})
         for k in kinds:
-            if iid in present[k]: s[k] = _load(lambda: _npy_file(lay.npy_path(k, iid)), k, where, counts)
+            path = record_array_path(lay, k, rec, present[k])  # a first caption several records share: its states under its text
+            if iid in present[k] or path.is_file(): s[k] = _load(lambda: _npy_file(path), k, where, counts)
             else: s[k] = None; counts[f'missing_{k}'] += 1
         yield s
 

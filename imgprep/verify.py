@@ -7,13 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-
 from .core import ImageIdError, JSONL_NAME, UnreadableFile, iter_jsonl, logger, read_regular, shown, validate_image_id
 from .kinds import Stage2Layout, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, accepted_unknown, caption_digest, caption_state_path,
-                            further_captions, inline_arrays, inline_fields, kind_settings, mask_length, mask_problem, npy_problem, read_encoders, record_problem,
+                            further_captions, inline_arrays, inline_fields, kind_settings, npy_problem, read_encoders, record_problem, state_mask_problem,
                             stale_kinds, tree_kinds)
 from .commit import ORPHANS_DIR, journal_path, set_aside, set_aside_file
 
@@ -69,12 +67,13 @@ def verify_stage2(
         bad('unrecorded_kind', lay.base/ENCODERS_NAME, f'has no entry for {k}, but {k} arrays are on disk: how they were made is not recorded; '
             'restore the entry, or let the next run record its settings with --accept unknown')
     ids,texts = {},{}  # image_id -> line; further caption -> first line naming it
+    firsts = {k: {} for k in kinds if kind_of(k).input == 'caption'}  # caption kind -> first caption whose states lie under its text -> first line naming it
     recorded = False # some record says what its arrays were made from
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
         recorded = recorded or MADE_FROM in rec
         if not record_problem(rec, kinds=kinds, encoders=enc): texts.update({t: line for t in further_captions(rec) if t not in texts})
-        if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad)) is None: continue
+        if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts)) is None: continue
         ids[got[0]] = line
         c['complete'] += got[1]
     for kind in kinds:
@@ -85,7 +84,7 @@ def verify_stage2(
                 set_aside(lay, kind, iid)
                 c['orphans_moved'] += 1
     for kind in kinds:
-        if kind_of(kind).input == 'caption': _verify_caption_states(lay, kind, enc, texts, bad, c, move_orphans)
+        if kind_of(kind).input == 'caption': _verify_caption_states(lay, kind, enc, {**firsts[kind], **texts}, bad, c, move_orphans)
     if journal_path(lay.jsonl).exists(): bad('unmerged_tmp', journal_path(lay.jsonl), 'a killed run left updates; any imgprep_stage2 run merges them')
     if recorded and enc is not None and not enc.get(MADE_FROM_CHECKED):
         bad('unchecked_made_from', lay.base/ENCODERS_NAME, "made by an imgprep that could record an edited caption's or a replaced photo's new input on the "
@@ -95,8 +94,8 @@ def verify_stage2(
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
 
 # %% ../nbs/06c_verify.ipynb #649830a0
-def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
-    "Check one record and its arrays: (its image_id, whether it is complete) when it has a usable id not seen before."
+def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict)->tuple|None:
+    "Check one record and its arrays: (its image_id, whether it is complete) when it has a usable id not seen before; a first caption stored under its text goes in `firsts`, checked with the other such states."
     where = f'{lay.jsonl}:{line}'
     if rec.get('format_version') != 2: bad('not_v2', where, f"format_version is {rec.get('format_version')!r}")
     if why := v2_problem(rec, kinds, enc): bad('bad_fields', where, why)
@@ -107,6 +106,9 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad)->tuple|None:
     ok = not why and rec.get('format_version') == 2
     for kind in kinds:
         path = lay.npy_path(kind, iid)
+        if iid not in have[kind] and not why and kind in firsts and caption_state_path(lay, kind, rec['caption']).is_file():
+            firsts[kind].setdefault(rec['caption'], line)
+            continue
         if iid not in have[kind]: p = (f'missing_{kind}', f'{shown(path)} does not exist; {_missing_hint(kind)}')
         else: p = _npy_problem(kind, path, rec, kind_settings(enc, kind)) if not why else None
         if p: bad(p[0], path if iid in have[kind] else where, p[1])
@@ -124,14 +126,14 @@ def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|N
     if not path.exists() or kind_of(kind).mask and not mask.exists(): return 'missing_caption_state', f'{shown(path)} (or its mask) does not exist; imgprep_stage2 makes it'
     if p := _npy_problem(kind, path, None, settings): return p
     if not kind_of(kind).mask: return None
-    try: m = np.load(mask, allow_pickle=False)
-    except (OSError, ValueError) as e: return 'unreadable_npy', f'{shown(mask)}: {e}'
-    if m.dtype != np.uint8 or (why := mask_problem(m.tolist(), mask_length(kind, settings), 'mask')): return 'bad_shape', f'{shown(mask)}: {why if m.dtype == np.uint8 else m.dtype}'
+    try: why = state_mask_problem(kind, mask.read_bytes(), settings)
+    except OSError as e: return 'unreadable_npy', f'{shown(mask)}: {e}'
+    if why: return 'bad_shape', f'{shown(mask)}: {why}'
 
 def _verify_caption_states(lay, kind:str, enc:dict|None, texts:dict, bad, c:Counter, move_orphans:bool):
     "Check the states `kind` stores under their text: every further caption's, and no file that no caption names (moved aside with `move_orphans`)."
     for t,line in sorted(texts.items(), key=lambda o: o[1]):
-        if p := _caption_state_problem(lay, kind, t, kind_settings(enc, kind)): bad(p[0], f'{lay.jsonl}:{line}', f'a caption after the first: {p[1]}')
+        if p := _caption_state_problem(lay, kind, t, kind_settings(enc, kind)): bad(p[0], f'{lay.jsonl}:{line}', f'a caption stored under its text: {p[1]}')
     named = {caption_digest(t) for t in (*texts, EMPTY_CAPTION)}
     d = lay.dir(kind)/CAPTION_STATES
     for p in sorted(d.glob('*.npy')) if d.is_dir() else []:
