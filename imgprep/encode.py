@@ -19,8 +19,8 @@ from .plan import Work
 from .storage import shown_place
 
 # %% auto #0
-__all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'EncodeSpec', 'Probe', 'EncodeTask', 'CaptionTask', 'Encoded',
-           'Encoding']
+__all__ = ['NOTES_DIR', 'Notes', 'read_notes', 'remove_notes', 'score_figures', 'noted_scores', 'EncodeSpec', 'Probe',
+           'EncodeTask', 'CaptionTask', 'Encoded', 'Encoding']
 
 # %% ../nbs/06b_encode.ipynb #b0notescode
 NOTES_DIR = '.imgprep_notes'
@@ -69,6 +69,24 @@ def remove_notes(
 ):
     "Remove the notes of every encode step (the commit has folded them into the tree)."
     shutil.rmtree(Path(base)/NOTES_DIR, ignore_errors=True)
+
+# %% ../nbs/06b_encode.ipynb #896f26a3
+def score_figures(
+    kind:str, # A score kind
+    arr:np.ndarray, # Its figures for one image, in the order of its `fields`
+)->dict: # figure -> value
+    "A score's figures by name, each to the precision of a float32."
+    return {f: float(f'{float(v):.7g}') for f,v in zip(kind_of(kind).fields, arr.reshape(-1))}
+
+def noted_scores(
+    base:str|Path, # A Stage 2 base directory
+)->dict: # kind -> {image_id: {figure: value}}
+    "The figures the encode steps noted, the latest note of an image winning."
+    out = {}
+    for f in _note_files(base):
+        for _,n in iter_jsonl(f):
+            if type(n.get('figures')) is dict and type(n.get('kind')) is str and type(n.get('image_id')) is str: out.setdefault(n['kind'], {})[n['image_id']] = n['figures']
+    return out
 
 # %% ../nbs/06b_encode.ipynb #b0speccode
 @dataclass(frozen=True)
@@ -150,10 +168,11 @@ class Encoding:
         return {k: {f: v for f,v in e.metadata().items() if f != 'device'} for k,e in self.encoders.items()}
 
     def save(self, work:Work, kind:str, arr:np.ndarray, done:Encoded, tiled:bool|None=None):
-        "Note what the commit must learn, then write the array atomically."
+        "Note what the commit must learn, then write the array atomically; a score's figures are all in its note."
         facts = {**({'tiled': tiled} if tiled is not None else {}), **({'made_from': work.made_from[kind]} if kind in work.made_from else {})}
+        if kind_of(kind).is_score: facts['figures'] = score_figures(kind, arr)
         if facts: self.notes.add(kind, work.image_id, **facts)
-        atomic_save_npy(self.lay.npy_path(kind, work.image_id), arr)
+        if not kind_of(kind).is_score: atomic_save_npy(self.lay.npy_path(kind, work.image_id), arr)
         done.add(work, kind)
         done.counts['tiled_latents'] += bool(tiled)
         if self.report: self.report(Counter({kind: 1}))

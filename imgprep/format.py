@@ -20,13 +20,14 @@ from .buckets import assign_bucket, bucket_name, parse_bucket
 __all__ = ['REASONS', 'RECORD_FIELDS', 'CROP_FIELDS', 'CAPTIONS', 'MAIN_SOURCE', 'SOURCE_MAX', 'INLINE_ARRAY_MIN', 'MADE_FROM',
            'MADE_FROM_CHECKED', 'CAPTION_STATES', 'EMPTY_CAPTION', 'JSON_FIELDS', 'MANIFEST_NAME', 'ENCODERS_NAME',
            'NPY_MAX_DIMS', 'UNRESOLVED', 'LATER_FIELDS', 'ENCODERS_MAX_BYTES', 'UNKNOWN', 'reasons', 'mask_problem',
-           'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'kind_settings', 'bucket_problem',
-           'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays', 'caption_digest',
-           'made_from', 'stale_kinds', 'caption_state_path', 'state_mask_path', 'caption_member', 'further_captions',
-           'stored_caption_states', 'shared_first_captions', 'record_array_path', 'members', 'existing_shards',
-           'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes', 'state_mask_problem',
-           'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders', 'EncodersMismatch',
-           'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields', 'migrate_record']
+           'mask_length', 'record_fields', 'ordered_record', 'tree_kinds', 'tree_scores', 'kind_settings',
+           'bucket_problem', 'record_captions', 'caption_fields', 'captions_problem', 'record_problem', 'inline_arrays',
+           'caption_digest', 'made_from', 'stale_kinds', 'caption_state_path', 'state_mask_path', 'caption_member',
+           'further_captions', 'stored_caption_states', 'shared_first_captions', 'record_array_path', 'members',
+           'existing_shards', 'count_nonfinite', 'npy_header_len', 'npy_header', 'npy_problem', 'load_npy_bytes',
+           'state_mask_problem', 'npy_size', 'encoders_differences', 'encoders_problem', 'read_encoders',
+           'EncodersMismatch', 'accepted_unknown', 'check_encoders', 'inline_embedding', 'inline_fields',
+           'migrate_record']
 
 # %% ../nbs/01a_format.ipynb #818b9f93
 REASONS = dict(
@@ -105,11 +106,20 @@ def tree_kinds(
     encoders:dict|None, # A tree's `encoders.json` (`read_encoders`), None when it has none
     base:str|Path|None=None, # The tree's base directory: a kind whose directory is there counts too
 )->tuple: # Kind names, in registration order
-    "The kinds a Stage 2 tree holds: those its `encoders.json` lists and those with a directory (a kind only extracted from Stage 1 is not described); the default kinds when there are none."
+    "The kinds of arrays a Stage 2 tree holds: those its `encoders.json` lists and those with a directory (a kind only extracted from Stage 1 is not described); the default kinds when there are none. Scores are `tree_scores`."
     listed = encoders.get('kinds') if isinstance(encoders, dict) else None
     listed = set(listed) if isinstance(listed, dict) else set()
     present = set(Stage2Layout(base).kinds_present()) if base is not None else set()
-    return tuple(k for k in KINDS if k in listed | present) or DEFAULT_KINDS
+    return tuple(k for k in KINDS if k in listed | present and not KINDS[k].is_score) or DEFAULT_KINDS
+
+def tree_scores(
+    base:str|Path, # A Stage 2 tree
+)->dict: # image_id -> {figure: value}, every score kind's figures together
+    "The figures of every score kind whose table the tree holds, per image: what the shards carry and the statistics describe."
+    lay,out = Stage2Layout(base),{}
+    for k in [k for k in lay.kinds_present() if KINDS[k].is_score]:
+        for iid,v in lay.scores(k).items(): out.setdefault(iid, {}).update(v)
+    return out
 
 # %% ../nbs/01a_format.ipynb #cd358cc2
 def kind_settings(

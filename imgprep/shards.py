@@ -23,7 +23,8 @@ from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path,
-                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, tree_kinds)
+                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, tree_kinds,
+                            tree_scores)
 from .tars import ShardFile
 from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
                                source_identity, staging_path, tidy_output, write_manifest)
@@ -134,6 +135,7 @@ def scan_stage2(
     for k,ids in existing.items():
         texts = {n for n in states.get(k, ()) if not n.endswith('.mask.npy')} - {caption_state_path(_NOWHERE, k, EMPTY_CAPTION).name}  # a shared first caption's
         if not ids and not texts: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
+    scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
@@ -144,7 +146,7 @@ def scan_stage2(
             reasons[why[0]] += 1
             if sum(reasons.values()) <= MAX_WARNINGS: logger.warning(f'{jsonl}:{line}: skipped: {why[1]}')
             continue
-        samples.append(Sample(line, rec['image_id'], rec['aspect_bucket'], rec))
+        samples.append(Sample(line, rec['image_id'], rec['aspect_bucket'], {**rec, 'scores': scores[rec['image_id']]} if rec['image_id'] in scores else rec))
         seen[rec['image_id']] = line
         prog.tick()
     if bad['malformed_lines']: reasons['malformed_line'] = bad['malformed_lines']

@@ -24,7 +24,7 @@ from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Item, Planner, S
                           stage2_run)
 from .room import check_room, estimate_writes
 from .encode import CaptionTask, EncodeSpec, EncodeTask, Probe, read_notes
-from .commit import Journal, backup_path, fold_notes, journal_path, merge_journal, refuse_other_settings
+from .commit import Journal, backup_path, fold_notes, fold_scores, journal_path, merge_journal, refuse_other_settings
 from .pool import Workers, open_workers, placement
 from .cluster import PARTS_DIR, mark_done, part_lock
 from .verify import verify_stage2
@@ -377,6 +377,7 @@ def _prepared(described:Stage2Run, jsonl:Path)->tuple:
         result = _merge(jp, lay.jsonl, backup)
         counts['recovered_tmp'] = int(result == 'merged')
         logger.warning(f'{shown(jp)}: left by a killed run; merge result: {result}')
+    if described.part is None: fold_scores(lay)  # what a killed run or the parts scored is in the tables before the plan lists them
     planner = Planner(described, lay.jsonl if lay.jsonl.is_file() else jsonl, counts, notes=read_notes(lay.base)[0])
     refuse_other_settings(planner)  # arrays made with other settings are set aside, before the run counts what it must make
     return planner, backup
@@ -405,7 +406,7 @@ def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
     derived_dir:str|Path|None=None, # The Stage 2 tree: where the JSONL and the kinds' directories go (default: beside the JSONL)
     images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
-    kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl) (default: dinov3,vae,t5)
+    kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl); the scores sharpness, text_area, nsfw (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
     part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits. In a Slurm job array: slurm (the array is the parts) or slurm/N
     models:list|None=None, # KIND=ID: the model of a kind, a hub id or directory (repeatable; default: the kind's)

@@ -16,16 +16,16 @@ from .cli import cli_parser, run_cli, Progress
 from .kinds import DEFAULT_KINDS, T5_MASK_LEN, Stage2Layout, check_embedding, kind_of
 from .buckets import BUCKET_NAMES
 from .format import (ENCODERS_NAME, MANIFEST_NAME, existing_shards, kind_settings, load_npy_bytes, mask_length, mask_problem, read_encoders, record_array_path, record_captions,
-                            record_problem, tree_kinds)
+                            record_problem, tree_kinds, tree_scores)
 from .captions import estimate_tokens
 from .tars import tar_samples
 from .shard_dir import MANIFEST_MAX_BYTES
 from .loader import shard_kinds, shard_resolutions
 
 # %% auto #0
-__all__ = ['STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'CaptionLengths', 'latent_resolutions',
-           'stat_names', 'collect_stats', 'beside_shards', 'find_source', 'stats_source', 'latent_stats',
-           'stats_parser', 'main']
+__all__ = ['QUANTILES', 'STATS_NAME', 'Moments', 'stage2_kinds', 'stage2_samples', 'shard_samples', 'score_summary',
+           'CaptionLengths', 'latent_resolutions', 'stat_names', 'collect_stats', 'beside_shards', 'find_source',
+           'stats_source', 'latent_stats', 'stats_parser', 'main']
 
 # %% ../nbs/08a_stats.ipynb #e511f52a
 class Moments:
@@ -96,12 +96,12 @@ def stage2_samples(
     "Yield one sample dict per usable Stage 2 record, with its `.npy` files loaded."
     jsonl = Path(jsonl)
     lay,(kinds,enc) = Stage2Layout(jsonl.parent, jsonl.name),stage2_kinds(jsonl)
-    present = {k: lay.existing_ids(k) for k in kinds}
+    present,scores = {k: lay.existing_ids(k) for k in kinds},tree_scores(jsonl.parent)
     for lineno,rec in iter_jsonl(jsonl, counts):
         where = f'{jsonl}:{lineno}'
         if _bad_record(rec, where, counts, kinds, enc): continue
         iid = rec['image_id']
-        s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), record=rec,
+        s = dict(where=where, image_id=iid, bucket=rec.get('aspect_bucket'), record={**rec, 'scores': scores[iid]} if iid in scores else rec,
                  **{k.mask: rec.get(k.mask) for k in map(kind_of, kinds) if k.mask})
         for k in kinds:
             path = record_array_path(lay, k, rec, present[k])  # a first caption several records share: its states under its text
@@ -171,6 +171,17 @@ def _summary(values:list)->dict|None:
     v = np.asarray(values, np.float64)
     return dict(mean=float(v.mean()), std=float(v.std()), min=float(v.min()), max=float(v.max())) if len(v) else None
 
+# %% ../nbs/08a_stats.ipynb #554a4cce
+QUANTILES = dict(min=0, p1=1, p10=10, p50=50, p90=90, p99=99, max=100) # the percentiles a score's distribution is told by
+
+def score_summary(
+    values:list, # One figure of a score, per image that has it
+)->dict|None: # `count`, `mean`, `std` and the `QUANTILES`
+    "The distribution of a score's figure: what a rule's threshold is chosen from."
+    v = np.asarray(values, np.float64)
+    if not len(v): return None
+    return dict(count=len(v), mean=float(v.mean()), std=float(v.std()), **{n: float(q) for n,q in zip(QUANTILES, np.percentile(v, list(QUANTILES.values())))})
+
 # %% ../nbs/08a_stats.ipynb #18eb67fd
 def _moments_summary(m:Moments)->dict|None:
     if m.n == 0: return None
@@ -225,7 +236,7 @@ def collect_stats(
     encoders:dict|None=None, # How their arrays were made (the tree's `encoders.json`), for the shapes they may have
 )->dict:
     "Stream `samples` into per-kind statistics (`stat_names`: latent moments, vector norms, token counts), bucket counts, the latents' resolutions, and each caption source's lengths."
-    what,buckets,captions = stat_names(kinds),Counter(),CaptionLengths()
+    what,buckets,captions,figures = stat_names(kinds),Counter(),CaptionLengths(),{}
     moments,norms,tokens = {k: Moments() for k,w in what.items() if 'moments' in w},{k: [] for k,w in what.items() if 'norm' in w},{k: [] for k,w in what.items() if 'tokens' in w}
     p = Progress(progress_every, lambda: f"progress: {p.n} samples, " + ', '.join(f"{counts[f'{k}_files']} {k}" for k in moments))
     for s in samples:
@@ -239,6 +250,8 @@ def collect_stats(
         for k in tokens:
             if (t := _tokens(s.get(kind_of(k).mask), s['where'], counts, k, kind_settings(encoders, k))) is not None: tokens[k].append(t)
         captions.update(s.get('record'))
+        for f,v in ((s.get('record') or {}).get('scores') or {}).items():
+            if type(v) in (int, float): figures.setdefault(f, []).append(v)
         p.tick()
     order = [b for b in BUCKET_NAMES if b in buckets] + sorted(set(buckets)-set(BUCKET_NAMES))
     first = ['samples'] + [f'{k}_files' for k in kinds] + [f'nonfinite_{k}' for k in kinds]
@@ -246,7 +259,8 @@ def collect_stats(
     res = {r: dict(kind=k, latents=counts[f'{k}_files'], overall=_moments_summary(moments[k])['overall'] if moments[k].n else None)
            for r,k in latent_resolutions(kinds, encoders).items()}
     return dict(counts=counts, buckets={b: buckets[b] for b in order}, resolutions=res, **{k: _moments_summary(m) for k,m in moments.items()},
-                **{f'{k}_norm': _summary(v) for k,v in norms.items()}, **{f'{k}_tokens': _summary(v) for k,v in tokens.items()}, captions=captions.summary())
+                **{f'{k}_norm': _summary(v) for k,v in norms.items()}, **{f'{k}_tokens': _summary(v) for k,v in tokens.items()}, captions=captions.summary(),
+                **({'scores': {f: score_summary(v) for f,v in figures.items()}} if figures else {}))
 
 # %% ../nbs/08a_stats.ipynb #6f6d2524
 STATS_NAME = 'latent_stats.json'
