@@ -90,10 +90,7 @@ def _array_problem(k, data:bytes, rec:dict|None, settings:dict|None, heads:dict,
     return npy_problem(k, data, rec, settings, head)
 
 # %% ../nbs/08_loader.ipynb #2e1f0ba2
-def _selected(
-    sample:dict, # A raw sample
-    where, # `f(sample_json) -> bool`
-)->bool:
+def _selected(sample:dict, where)->bool:
     "Whether `where` keeps a sample, asked of its `.json` before any array is decoded; one without a readable `.json` is kept, for `decode_sample` to name."
     try: meta = _json(sample['json'])
     except (KeyError, ValueError): return True
@@ -264,13 +261,9 @@ def collate(
         if isinstance(v, np.ndarray): batch[a] = _stack([s[a] for s in samples], a)
     return _to_torch(batch) if as_torch else batch
 
-def _tensor(v):
-    if isinstance(v, np.ndarray): return torch.from_numpy(v)
-    return v
-
 def _to_torch(d:dict)->dict:
     "numpy arrays in `d` as tensors."
-    return {k: _tensor(v) for k,v in d.items()}
+    return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k,v in d.items()}
 
 # %% ../nbs/08_loader.ipynb #90c2b052
 def _worker()->tuple:
