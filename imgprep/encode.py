@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, atomic_save_npy, dumps_record, fault, iter_jsonl, logger
+from .core import atomic_save_npy, dumps_record, fault, iter_jsonl
 from .kinds import Stage2Layout, kind_of
 from .format import caption_digest, caption_state_path
 from .plan import Work

@@ -20,14 +20,14 @@ from .buckets import bucket_for, cover_crop_box, ratio_warning
 from .images import ImageError, image_size
 from .pool import Placement
 from .cluster import parse_part, part_of
-from .format import (CROP_FIELDS, EMPTY_CAPTION, MADE_FROM, caption_digest, further_captions, inline_arrays, inline_embedding, inline_fields, made_from,
-                            migrate_record, ordered_record, record_problem, shared_first_captions, stored_caption_states)
+from .format import (CROP_FIELDS, MADE_FROM, caption_digest, inline_arrays, inline_embedding, inline_fields, made_from,
+                            migrate_record, ordered_record, record_captions, record_problem, shared_first_captions)
 from .storage import Store, absolute_place, is_url, place_options, shown_place, shown_url
 
 # %% auto #0
 __all__ = ['MIGRATE', 'CHUNK', 'BAD_RECORD_KINDS', 'OPTION_ALIASES', 'parse_passes', 'BadRecord', 'resolve_image', 'check_record',
            'Work', 'counter_names', 'Item', 'Stage2Run', 'Planner', 'run_models', 'with_resolutions', 'kind_options',
-           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded', 'models_needed']
+           'stage2_run', 'rechecked_kinds', 'fingerprint', 'same_input', 'recorded']
 
 # %% ../nbs/06a_plan.ipynb #de02d605
 MIGRATE = 'migrate'
@@ -439,6 +439,11 @@ def shares(self:Planner, image_id:str, rec:dict, kind:str)->bool:
     "Whether the record's `kind` states lie under its first caption's text: a caption kind, no file of its own, a first caption other records have too."
     return kind_of(kind).input == 'caption' and image_id not in self.have[kind] and caption_digest(rec['caption']) in self.shared
 
+@patch
+def under_text(self:Planner, image_id:str, rec:dict, kind:str)->list:
+    "The captions of the record whose `kind` states lie under their text: those after its first, and its first when `shares`."
+    return record_captions(rec)[0 if self.shares(image_id, rec, kind) else 1:]
+
 # %% ../nbs/06a_plan.ipynb #a0plancode
 @patch
 def plan_images(self:Planner, it:Item, stale:list):
@@ -578,22 +583,3 @@ def tally(self:Planner, it:Item)->str:
     if it.done or it.changed: return 'enriched'
     if any(self.computes(k) and it.image_id not in self.have[k] and k not in it.by_text for k in self.kinds): return 'incomplete'
     return 'skipped'
-
-# %% ../nbs/06a_plan.ipynb #0532fef8
-def models_needed(
-    planner:Planner, # The run, before it starts
-)->list: # Kinds, in registration order
-    "The kinds some usable record of the run (of its part) still needs computed: an array, or the states of a further caption or of the empty one."
-    wanted = [k for k in planner.kinds if planner.computes(k)]
-    stored = {k: stored_caption_states(planner.lay, k) for k in wanted if kind_of(k).input == 'caption'}
-    no_empty,need = {k for k,s in stored.items() if caption_digest(EMPTY_CAPTION) not in s},set()  # the empty caption's, once a tree has a record
-    with quiet():
-        for _,rec in iter_jsonl(planner.src):
-            if len(need) == len(wanted): break
-            try: iid,_ = check_record(rec, planner.images_root, planner.kinds)
-            except BadRecord: continue
-            if planner.part is not None and part_of(iid, planner.part[1]) != planner.part[0]: continue
-            need.update((k for k in planner.needs(iid, rec, wanted, planner.outdated(iid, rec)) if not planner.shares(iid, rec, k)), no_empty)
-            texts = lambda k: further_captions(rec) + [rec['caption']]*planner.shares(iid, rec, k)
-            need.update(k for k,s in stored.items() if any(caption_digest(t) not in s for t in texts(k)))
-    return [k for k in wanted if k in need]

@@ -19,10 +19,10 @@ from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_save_npy, at
 from .cli import Progress, cli_parser, format_counters, run_cli
 from .kinds import KINDS, Stage2Layout, kind_of
 from .format import (inline_embedding, CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, caption_digest, check_encoders, read_encoders,
-                            record_captions, stored_caption_states, tree_kinds)
-from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Item, Planner, Stage2Run, check_record, counter_names, models_needed,
+                            stored_caption_states, tree_kinds)
+from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Item, Planner, Stage2Run, check_record, counter_names,
                           stage2_run)
-from .room import check_room, estimate_writes
+from .room import check_room, estimate_writes, models_needed
 from .encode import CaptionTask, EncodeSpec, EncodeTask, Probe, read_notes
 from .commit import Journal, backup_path, fold_notes, fold_scores, journal_path, merge_journal, refuse_other_settings
 from .pool import Workers, open_workers, placement
@@ -113,7 +113,7 @@ def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int
     for n,lines in enumerate(chunked(iter_jsonl(run.src, run.counts), CHUNK)):
         slots,items = _check(run, lines, journal, progress)
         run.plan(items)
-        for it in filter(run.in_part, items): _note_texts(texts, it)
+        for it in filter(run.in_part, items): _note_texts(run, texts, it)
         if journal is not None:
             journal.write([s if isinstance(s, dict) else run.entry(s) for s in slots])
             fault('entries')
@@ -124,11 +124,10 @@ def _tasks(run:Planner, journal:Journal|None, chunks:dict, progress, workers:int
         for i in range(0, len(works), size): yield EncodeTask(n, works[i:i+size])
     yield from caption_tasks(run, texts)
 
-def _note_texts(texts:dict, it:Item):
-    "Add the captions of `it` whose states each caption kind stores under their text: those after its first, and its first where shared."
-    caps = record_captions(it.rec)
+def _note_texts(run:Planner, texts:dict, it:Item):
+    "Add the captions of `it` whose states each caption kind stores under their text (`Planner.under_text`)."
     for k,found in texts.items():
-        for c in caps[0 if k in it.by_text else 1:]: found.setdefault(c['text'], set()).add(c['source'])
+        for c in run.under_text(it.image_id, it.rec, k): found.setdefault(c['text'], set()).add(c['source'])
 
 def _tally(run:Planner, chunk:_Chunk):
     for it in chunk.items.values(): run.counts[run.tally(it)] += 1

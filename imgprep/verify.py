@@ -23,9 +23,9 @@ VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_i
                    'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unrecorded_kind',
                    'unchecked_made_from', 'missing_caption_state', 'orphan_caption_state')
 
-def v2_problem(rec:dict, kinds:tuple, encoders:dict|None)->str|None:
-    "What makes `rec` not a well-formed format v2 record of a tree of `kinds` (besides `format_version`), or None."
-    if p := record_problem(rec, kinds=kinds, encoders=encoders): return p[1]
+def v2_problem(rec:dict, problem:tuple|None)->str|None:
+    "What makes `rec` not a well-formed format v2 record (besides `format_version`), given what `record_problem` found in it, or None."
+    if problem: return problem[1]
     if (b := rec.get('aspect_bucket')) not in BUCKET_NAMES: return f'aspect_bucket {b!r} is not one of the seven buckets'
     arrays = set(inline_arrays(rec))
     if inline := [k for k in rec if k in inline_fields() or k in arrays]: return f'inline arrays left in the record: {", ".join(inline)}'
@@ -72,8 +72,8 @@ def verify_stage2(
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
         recorded = recorded or MADE_FROM in rec
-        if not record_problem(rec, kinds=kinds, encoders=enc): texts.update({t: line for t in further_captions(rec) if t not in texts})
-        if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts)) is None: continue
+        if not (problem := record_problem(rec, kinds=kinds, encoders=enc)): texts.update({t: line for t in further_captions(rec) if t not in texts})
+        if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts, problem)) is None: continue
         ids[got[0]] = line
         c['complete'] += got[1]
     for kind in kinds:
@@ -94,11 +94,11 @@ def verify_stage2(
     return {**c, 'problems': sum(c[k] for k in VERIFY_PROBLEMS) - (c['orphans_moved'] if move_orphans else 0)}
 
 # %% ../nbs/06c_verify.ipynb #649830a0
-def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict)->tuple|None:
+def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict, problem:tuple|None)->tuple|None:
     "Check one record and its arrays: (its image_id, whether it is complete) when it has a usable id not seen before; a first caption stored under its text goes in `firsts`, checked with the other such states."
     where = f'{lay.jsonl}:{line}'
     if rec.get('format_version') != 2: bad('not_v2', where, f"format_version is {rec.get('format_version')!r}")
-    if why := v2_problem(rec, kinds, enc): bad('bad_fields', where, why)
+    if why := v2_problem(rec, problem): bad('bad_fields', where, why)
     iid = rec.get('image_id')
     try: validate_image_id(iid)
     except ImageIdError: return None  # `v2_problem` said so
