@@ -4,14 +4,16 @@
 
 # %% ../nbs/01b_curation.ipynb #013eaa19
 from __future__ import annotations
-from dataclasses import dataclass
+import hashlib, json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .core import ImgprepError, file_sha256, resolved
+from .core import ImgprepError, UnreadableFile, atomic_writer, fault, file_sha256, read_regular, resolved, seal, shown, unseal
 
 # %% auto #0
-__all__ = ['CURATION_DIR', 'DECISIONS', 'Decision', 'register_decision', 'unregister_decision', 'Honoured', 'honoured']
+__all__ = ['CURATION_DIR', 'DECISIONS', 'Decision', 'register_decision', 'unregister_decision', 'Honoured', 'honoured',
+           'write_sealed', 'read_sealed']
 
 # %% ../nbs/01b_curation.ipynb #3a092e6c
 CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
@@ -25,6 +27,7 @@ class Decision:
     drops: Callable|str # `drops(decision, base) -> set`: the image_ids it leaves out of the tree at `base`; or its 'module:name'
     check: Callable|str|None = None # `check(decision, base, accept_stale)`: `ImgprepError` when it is not a decision about the tree as it is now
     counter: str|None = None # The shard writer's counter of the images it leaves out (default `dropped_<name>`)
+    reasons: Callable|str|None = None # `reasons(decision, base) -> {image_id: label}`: each left-out image is also counted under `<counter>_<label>`
 
     def path(self, base:str|Path)->Path: return Path(base)/CURATION_DIR/self.file
     @property
@@ -40,9 +43,10 @@ def register_decision(
     drops:Callable|str, # See `Decision`
     check:Callable|str|None=None, # See `Decision`
     counter:str|None=None, # See `Decision`
+    reasons:Callable|str|None=None, # See `Decision`
 )->Decision:
     "Add (or replace) a kind of decision."
-    DECISIONS[name] = Decision(name, file, read, drops, check, counter)
+    DECISIONS[name] = Decision(name, file, read, drops, check, counter, reasons)
     return DECISIONS[name]
 
 def unregister_decision(name:str):
@@ -51,14 +55,17 @@ def unregister_decision(name:str):
 
 register_decision('near_duplicates', 'near_duplicates.jsonl', 'imgprep.dedup:read_decision', 'imgprep.dedup:dropped_ids',
                   check='imgprep.dedup:check_decision', counter='near_duplicate')
+register_decision('quality', 'quality.jsonl', 'imgprep.curate:read_quality', 'imgprep.curate:dropped_by_rules',
+                  check='imgprep.curate:check_quality', reasons='imgprep.curate:drop_reasons')
 
 # %% ../nbs/01b_curation.ipynb #430a3db2
 @dataclass
 class Honoured:
-    "A decision present in a tree: what it is, the sha256 of its file, and the image_ids it leaves out."
+    "A decision present in a tree: what it is, the sha256 of its file, the image_ids it leaves out and why each (when it says)."
     decision: Decision
     sha256: str
     drops: set
+    reasons: dict = field(default_factory=dict) # image_id -> label, from `Decision.reasons`
 
 def _ignored(ignore)->set:
     names = {ignore} if isinstance(ignore, str) else set(ignore or ())
@@ -77,5 +84,38 @@ def honoured(
         if d.name in skip or not (path := d.path(base)).exists(): continue
         value = resolved(d.read)(path)
         if d.check is not None: resolved(d.check)(value, base, accept_stale)
-        out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base))))
+        why = resolved(d.reasons)(value, base) if d.reasons is not None else {}
+        out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base)), why))
     return out
+
+# %% ../nbs/01b_curation.ipynb #77e4ee54
+def _line(obj)->bytes: return (json.dumps(obj, ensure_ascii=False, separators=(', ', ': ')) + '\n').encode('utf-8')
+
+def write_sealed(
+    path:Path, # Where the decision goes
+    header:dict, # How it was made
+    rows:list, # One dict per image it names
+)->Path:
+    "Write a decision atomically: header, rows, and a last line with their number and SHA-256."
+    h = hashlib.sha256()
+    with atomic_writer(path) as f:
+        for obj in [header, *rows]:
+            b = _line(obj); f.write(b); h.update(b)
+            fault('writing')  # test hook: IMGPREP_FAULT=writing:1:KILL
+        f.write(_line(seal(h, len(rows))))
+    return path
+
+def read_sealed(
+    path:Path, # A decision file
+    fmt:str, # The `format` its header must name (version 1)
+    what:str, # What it is, for messages: 'a near-duplicate decision'
+    fix:str, # What the user can do about a damaged one
+    max_bytes:int=1 << 30, # The largest file read
+)->tuple: # (header, rows)
+    "The header and rows of a sealed decision; `ImgprepError` when it is cut short, edited, or not one."
+    try: raw = read_regular(path, max_bytes=max_bytes)
+    except UnreadableFile as e: raise ImgprepError(f'{e}; {fix}') from None
+    if (lines := unseal(raw)) is None: raise ImgprepError(f'{shown(path)}: cut short or edited by hand (its line count or checksum does not match); {fix}')
+    if not isinstance(lines[0], dict) or lines[0].get('format') != fmt or lines[0].get('version') != 1:
+        raise ImgprepError(f'{shown(path)}: not {what} of this imgprep; {fix}')
+    return lines[0], lines[1:]

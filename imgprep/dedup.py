@@ -4,16 +4,16 @@
 
 # %% ../nbs/06e_dedup.ipynb #98b2183c
 from __future__ import annotations
-import argparse, hashlib, json, os
+import argparse, hashlib, os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .core import (ImgprepError, UnreadableFile, atomic_writer, exclusive_dir, iter_jsonl, load_npy, logger, read_regular, remove_temps, seal, shown, unseal, fault)
+from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, load_npy, logger, remove_temps, shown, fault
 from .cli import cli_parser, run_cli
 from .kinds import Stage2Layout, check_embedding
-from .curation import CURATION_DIR, DECISIONS
+from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
@@ -21,7 +21,7 @@ from .tiny_models import random_weights
 __all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
            'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree', 'tree_vectors',
            'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row',
-           'decision_rows', 'write_decision', 'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids',
+           'decision_rows', 'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids',
            'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
            'main']
 
@@ -242,8 +242,6 @@ def kept_row(
     return min(val or group, key=key)
 
 # %% ../nbs/06e_dedup.ipynb #430f5cda
-def _line(obj)->bytes: return (json.dumps(obj, ensure_ascii=False, separators=(', ', ': ')) + '\n').encode('utf-8')
-
 def decision_rows(
     tv:TreeVectors, # The rows
     groups:list, # From `components`
@@ -260,20 +258,6 @@ def decision_rows(
                       split=tv.split[r], drop=r != k) for r in members]
     return rows
 
-def write_decision(
-    path:Path, # Where the decision goes
-    header:dict, # How it was made
-    rows:list, # From `decision_rows`
-)->Path:
-    "Write the decision atomically: header, rows, and a last line with their number and SHA-256."
-    h = hashlib.sha256()
-    with atomic_writer(path) as f:
-        for obj in [header, *rows]:
-            b = _line(obj); f.write(b); h.update(b)
-            fault('writing')  # test hook: IMGPREP_FAULT=writing:1:KILL
-        f.write(_line(seal(h, len(rows))))
-    return path
-
 # %% ../nbs/06e_dedup.ipynb #f3ccf5ce
 def dinov3_provenance(
     base:str|Path, # The Stage 2 base directory
@@ -285,13 +269,7 @@ def read_decision(
     path:Path, # A decision file
 )->tuple: # (header, rows)
     "The header and rows of a decision; `ImgprepError` when it is cut short, edited, or not one."
-    fix = 'run imgprep_dedup again, or remove it to keep every image'
-    try: raw = read_regular(path, max_bytes=DECISION_MAX_BYTES)
-    except UnreadableFile as e: raise ImgprepError(f'{e}; {fix}') from None
-    if (lines := unseal(raw)) is None: raise ImgprepError(f'{shown(path)}: cut short or edited by hand (its line count or checksum does not match); {fix}')
-    if not isinstance(lines[0], dict) or lines[0].get('format') != DECISION_FORMAT or lines[0].get('version') != 1:
-        raise ImgprepError(f'{shown(path)}: not a near-duplicate decision of this imgprep; {fix}')
-    return lines[0], lines[1:]
+    return read_sealed(path, DECISION_FORMAT, 'a near-duplicate decision', 'run imgprep_dedup again, or remove it to keep every image', DECISION_MAX_BYTES)
 
 # %% ../nbs/06e_dedup.ipynb #dd0checkcode
 def check_decision(
@@ -400,7 +378,7 @@ def find_near_duplicates(
         header = dict(format=DECISION_FORMAT, version=1, threshold=threshold, keep=keep, method=used, neighbours=neighbours if used == 'approx' else None,
                       nprobe=nprobe if used == 'approx' else None, vectors=len(tv), dinov3=dinov3_provenance(tv.lay.base), seen=vectors_seen(tv))
         fault('searched')  # test hook: IMGPREP_FAULT=searched:1:KILL
-        write_decision(decision_path(tv.lay.base), header, rows)
+        write_sealed(decision_path(tv.lay.base), header, rows)
     return dict(vectors=len(tv), missing=tv.missing, nonfinite=len(tv.nonfinite), bad_vectors=len(tv.bad), pairs=len(pairs), groups=len(groups),
                 dropped=sum(r['drop'] for r in rows), cross_split_groups=_cross_split(rows), method=used, **test_model_note(header['dinov3']))
 

@@ -22,8 +22,8 @@ from .storage import Folder, Store, open_place, store_log
 from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
-from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_member, caption_state_path,
-                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, tree_kinds,
+from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_digest, caption_member, caption_state_path,
+                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, stored_caption_states, tree_kinds,
                             tree_scores)
 from .tars import ShardFile
 from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
@@ -132,9 +132,8 @@ def scan_stage2(
     encoders = stage2_encoders(layout)
     existing = {k: layout.existing_ids(k) for k in tree_kinds(encoders, layout.base)}
     states = caption_states(layout, tuple(existing))
-    for k,ids in existing.items():
-        texts = {n for n in states.get(k, ()) if not n.endswith('.mask.npy')} - {caption_state_path(_NOWHERE, k, EMPTY_CAPTION).name}  # a shared first caption's
-        if not ids and not texts: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
+    for k,ids in existing.items():  # a caption kind's states may all lie under shared first captions' texts
+        if not ids and not stored_caption_states(layout, k) - {caption_digest(EMPTY_CAPTION)}: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
@@ -417,11 +416,13 @@ def honour_decisions(
     ignore:list|None=None, # Names of decisions not to honour (`--ignore-decision`)
     accept_stale:bool=False, # Honour a decision made before the tree last changed (`--accept-stale-decisions`)
 )->tuple: # (samples to shard, name -> sha256 of each decision honoured)
-    "The ready samples less the images each curation decision the tree holds leaves out, in the registry's order."
+    "The ready samples less the images each curation decision the tree holds leaves out, in the registry's order; counted, and per reason when it gives them."
     samples,shas = scan.samples,{}
     for h in honoured(base, ignore, accept_stale):
         kept = [s for s in samples if s.image_id not in h.drops]
         scan.counts[h.decision.counted] = len(samples) - len(kept)
+        why = Counter(h.reasons[s.image_id] for s in samples if s.image_id in h.drops and s.image_id in h.reasons)
+        scan.counts.update({f'{h.decision.counted}_{r}': why[r] for r in sorted(set(h.reasons.values()))})
         samples,shas[h.decision.name] = kept,h.sha256
     return samples, shas
 
@@ -441,7 +442,7 @@ def write_shards(
     progress_every:int=500, # Print a progress line every this many ready records, and written samples (0: never)
     ignore_decisions:list|str|None=None, # Honour no curation decision of this name (repeat for several): also write the images it leaves out (the tree's decisions are in <derived_dir>/curation/)
     keep_near_duplicates:bool=False, # The same as --ignore-decision near_duplicates: also write the images `imgprep_dedup` decided to leave out
-    accept_stale_decisions:bool=False, # Honour a curation decision made before the tree last changed (a near-duplicate decision: before its vectors did; the images it never saw are kept) instead of stopping
+    accept_stale_decisions:bool=False, # Honour a curation decision made before the tree last changed (near-duplicates: before its vectors did; quality rules: before its scores did; the images it never saw are kept) instead of stopping
     storage_options:str|None=None, # For a URL --output-dir: fsspec options as JSON, such as '{"endpoint_url": "http://127.0.0.1:9000"}' (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
     staging_dir:str|None=None, # For a URL --output-dir: where shards wait for their upload and the run's journal is kept (default: the system's temporary directory)
 )->dict: # total_records, ready_records, skipped_incomplete, skipped_invalid, written_samples, written_shards (a dry run: would_write_samples, would_write_shards)
