@@ -170,6 +170,7 @@ def figure_line(figure:str, values:list)->str:
 def _report(ti:TreeImages, rules:list)->dict:
     "Print the figures' distributions and what the rules would leave out; write nothing."
     lines = [figure_line(f, [ti.figures.get(i, {}).get(f) for i in ti.ids]) for f,k in score_figures().items() if k in ti.kinds]
+    if not ti.kinds: lines = [f"the tree holds no scores; add them with imgprep_stage2 --kinds <its kinds>,{','.join(dict.fromkeys(score_figures().values()))}"]
     alone = {r.name: sum(not r.passes(ti.figures.get(i)) for i in ti.ids) for r in rules}
     unscored = {r.name: sum(ti.figures.get(i, {}).get(r.figure) is None for i in ti.ids) for r in rules}
     lines += [f'{r}: would leave out {alone[r.name]} of {len(ti.ids)} alone' + (f' ({unscored[r.name]} without a score)' if unscored[r.name] else '') for r in rules]
