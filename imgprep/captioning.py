@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse, glob, hashlib, json, os, re, sys, warnings
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
 
 import orjson
+from fastcore.meta import delegates
 
 from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, flocked, lock_holder, logger, resolved, shown
 from .cli import Progress, cli_parser, run_cli
@@ -23,6 +24,7 @@ from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
 from .plan import BadRecord, resolve_image
+from .pool import open_workers, placement
 from .cluster import parse_part, part_name
 from .stage2 import _glued, _interrupt, _signals, _ticking, _warnings_above, recorded_images_root
 
@@ -30,10 +32,10 @@ from .stage2 import _glued, _interrupt, _signals, _ticking, _warnings_above, rec
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
            'Captioner', 'register_captioner', 'unregister_captioner', 'captioner_of', 'florence2_processor',
            'florence2_inputs', 'florence2_prompt', 'qwen_processor', 'qwen_inputs', 'check_model', 'load_captioner',
-           'caption_images', 'caption_settings', 'settings_difference', 'CaptionSettingsMismatch', 'check_source',
-           'has_caption', 'add_caption', 'to_caption', 'caption_journal_path', 'file_digest', 'read_journal',
-           'caption_batches', 'part_journal_path', 'part_journals', 'head_difference', 'parts_done', 'run_caption',
-           'caption_parser', 'main']
+           'caption_images', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings', 'settings_difference',
+           'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
+           'caption_journal_path', 'file_digest', 'read_journal', 'caption_batches', 'part_journal_path',
+           'part_journals', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
 
 # %% ../nbs/06h_captioning.ipynb #026e8b4a
 @dataclass(frozen=True)
@@ -177,6 +179,39 @@ def caption_images(
     counts = torch.where(ends.any(1), ends.int().argmax(1) + 1, new.shape[1]).tolist()
     texts = proc.tokenizer.batch_decode(new, skip_special_tokens=True)
     return [(resolved(c.post)(t), n) for t,n in zip(texts, counts)]
+
+# %% ../nbs/06h_captioning.ipynb #2e71e9c1
+@dataclass(frozen=True)
+class CaptionBatch:
+    "One batch of a run: its index, its photos, and those photos decoded when this process decoded them ahead."
+    batch: int # Its index among the run's batches
+    todo: list # [(line index, image path)]
+    decoded: tuple|None = None # `_decoded(todo)`, or None: the worker decodes
+    @property
+    def key(self)->str: return f'batch {self.batch} ({shown(self.todo[0][1])}...)'
+
+@dataclass(frozen=True)
+class CaptionSpec:
+    "What a worker loads: the captioner, its model and how it writes."
+    c: Captioner # The captioner
+    model: str # Hub id or directory
+    dtype: str # Compute dtype, as given
+    prompt: str # The prompt
+    max_new_tokens: int # Most tokens of a caption
+    def worker(self, device:str): return CaptionWorker(self, device)
+
+class CaptionWorker:
+    "The captioner loaded on one device: a `CaptionBatch` in, its journal entries out ({line, text, tokens} or {line, bad})."
+    def __init__(self, spec:CaptionSpec, device:str):
+        quiet_libraries()
+        self.spec,(self.model,self.proc) = spec,load_captioner(spec.c, spec.model, device, spec.dtype)
+    def metadata(self)->dict: return {}
+    def __call__(self, task:CaptionBatch)->list:
+        s = self.spec
+        bad,ok = task.decoded or _decoded(task.todo)
+        caps = caption_images(s.c, self.model, self.proc, [im for _,im in ok], s.prompt, s.max_new_tokens) if ok else []
+        return bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
+    def close(self): self.model = self.proc = None
 
 # %% ../nbs/06h_captioning.ipynb #27a9b7eb
 def caption_settings(
@@ -327,7 +362,7 @@ def caption_batches(
     batch_size:int, # Photos per `generate` call
     journal:Path, # The journal
     head:dict, # Its header
-    captioning:Callable, # `images -> [(caption, tokens)]`: the captioner loaded (called only when a batch is left to do)
+    workers:Callable, # `() -> Workers` not yet entered (`open_workers` of a `CaptionSpec`): opened only when a batch is left to do
     counts:Counter, # Gets `resumed` (photos whose captions the journal held) and `from_parts` (those the parts' journals held)
     part:tuple|None=None, # (I, N): caption only the batches whose index is I modulo N
     from_parts:dict|None=None, # batch index -> entries, what the parts captioned (`parts_done`)
@@ -346,12 +381,13 @@ def caption_batches(
         if not journal.stat().st_size: _append(f, head)
         elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
         try:
-            for b,(bad,ok) in ahead:
-                caps = captioning([im for _,im in ok]) if ok else []
-                done[b] = bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
-                _append(f, dict(batch=b, entries=done[b]))
-                progress.tick(len(batches[b]))
-                fault('caption_batch')
+            with workers() if left else nullcontext() as w:
+                tasks = (CaptionBatch(b, batches[b], dec) for b,dec in ahead) if left and len(w.devices) == 1 else (CaptionBatch(b, batches[b]) for b in left)
+                for task,entries,_ in w.map(tasks) if left else ():  # one worker here: this process decodes ahead; several: each decodes its own
+                    done[task.batch] = entries
+                    _append(f, dict(batch=task.batch, entries=entries))
+                    progress.tick(len(task.todo))
+                    fault('caption_batch')
         except KeyboardInterrupt as e:
             logger.warning(f'interrupted ({e}): {progress.n} of {progress.total} photos captioned by this run, kept with {counts["resumed"]} '
                            f'resumed in {shown(journal)}; run the same command again to finish')
@@ -440,6 +476,7 @@ def _merged(lines:list, recs:list, entries:list, source:str, primary:bool, todo:
     return out
 
 # %% ../nbs/06h_captioning.ipynb #8efdd2cc
+@delegates(placement)
 def run_caption(
     jsonl:str|Path, # Stage 1 or Stage 2 JSONL: each record gets a caption of --source, written back in place
     source:str|None=None, # Caption source written: a captioner's name (florence2, qwen2_5_vl) or any name, with --captioner (default: the captioner's name)
@@ -453,8 +490,8 @@ def run_caption(
     batch_size:int=8, # Photos per model call
     part:str|None=None, # I/N: caption only batches I, I+N... into a journal of the part's own beside the JSONL; a run without --part then folds the parts in and writes the JSONL. In a Slurm job array: slurm (the array is the parts) or slurm/N
     progress_every:int=500, # A progress line every this many photos captioned and every 10 s, with rate and time left; a bar on a terminal (0: never)
-    device:str='auto', # auto (CUDA, else MPS, else CPU), cpu, cuda, cuda:1...
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16; recorded with the source
+    **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters
     "Add a caption written by a vision-language model to each record, under a source of its name, never over another caption."
     if source is None and captioner is None: raise ImgprepError(f"give --source (a captioner: {', '.join(CAPTIONERS)}) or --captioner")
@@ -462,10 +499,12 @@ def run_caption(
     source,prompt = source or c.name,c.default_prompt if prompt is None else prompt
     _check_args(source, prompt, c, max_new_tokens, batch_size, progress_every)
     part,jsonl = parse_part(part),Path(jsonl)
+    where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
+    where.sharing()  # and so do GPUs this machine does not have
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no such JSONL')
     model = model or c.default_model
     check_model(c, model)
-    settings = caption_settings(c, model, prompt, max_new_tokens, dtype, device)
+    settings = caption_settings(c, model, prompt, max_new_tokens, dtype, where.device)
     journal = part_journal_path(jsonl, source, part) if part else caption_journal_path(jsonl, source)
     with _holding(jsonl, journal, part):
         sources = check_source(jsonl, source, settings)
@@ -479,11 +518,8 @@ def run_caption(
         from_parts = parts_done(jsonl, source, head, part)
         if not todo: return _counters(counts, part)
         if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
-        loaded = []
-        def captioning(images):
-            if not loaded: quiet_libraries(); loaded.extend(load_captioner(c, model, device, dtype))
-            return caption_images(c, *loaded, images, prompt, max_new_tokens)
-        entries = caption_batches(todo, batch_size, journal, head, captioning, counts, part, from_parts, progress_every)
+        spec = CaptionSpec(c, model, dtype, prompt, max_new_tokens)
+        entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every)
         out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
         if part: return _counters(counts, part)  # its captions stay in its journal, for the run without --part
         if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
