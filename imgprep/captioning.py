@@ -24,7 +24,7 @@ from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
 from .plan import BadRecord, resolve_image
-from .pool import open_workers, placement
+from .pool import open_workers, placement, worker_devices
 from .cluster import parse_part, part_name
 from .stage2 import _glued, _interrupt, _signals, _ticking, _warnings_above, recorded_images_root
 
@@ -500,11 +500,11 @@ def run_caption(
     _check_args(source, prompt, c, max_new_tokens, batch_size, progress_every)
     part,jsonl = parse_part(part),Path(jsonl)
     where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
-    where.sharing()  # and so do GPUs this machine does not have
+    device = worker_devices(where.device, where.workers, where.num_gpus)[0] if where.engine == 'local' else where.device  # GPUs this machine lacks are refused now
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no such JSONL')
     model = model or c.default_model
     check_model(c, model)
-    settings = caption_settings(c, model, prompt, max_new_tokens, dtype, where.device)
+    settings = caption_settings(c, model, prompt, max_new_tokens, dtype, device)
     journal = part_journal_path(jsonl, source, part) if part else caption_journal_path(jsonl, source)
     with _holding(jsonl, journal, part):
         sources = check_source(jsonl, source, settings)
@@ -518,7 +518,7 @@ def run_caption(
         from_parts = parts_done(jsonl, source, head, part)
         if not todo: return _counters(counts, part)
         if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
-        spec = CaptionSpec(c, model, dtype, prompt, max_new_tokens)
+        spec = CaptionSpec(c, model, settings['dtype'], prompt, max_new_tokens)  # the dtype recorded is the one every worker computes in
         entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every)
         out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
         if part: return _counters(counts, part)  # its captions stay in its journal, for the run without --part
