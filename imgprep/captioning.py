@@ -26,7 +26,7 @@ from .models import hub_access, loading, pick_device, pick_dtype, quiet_librarie
 from .plan import BadRecord, resolve_image
 from .pool import open_workers, placement, worker_devices
 from .cluster import parse_part, part_name
-from .stage2 import _glued, _interrupt, _signals, _ticking, _warnings_above, recorded_images_root
+from .stage2 import _glued, _interrupt, _signals, _tick_lock, _ticking, _warnings_above, recorded_images_root
 
 # %% auto #0
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
@@ -376,17 +376,18 @@ def caption_batches(
     batches = [todo[k:k+batch_size] for k in range(0, len(todo), batch_size)]
     left = [b for b in range(len(batches)) if b not in done and (part is None or b % part[1] == part[0])]
     progress = Progress(progress_every, lambda: f'progress: {progress.n} of {progress.total} photos captioned', lambda s: print(s, file=sys.stderr, flush=True),
-                        total=sum(len(batches[b]) for b in left), bar=None if progress_every else False)  # a bar on a terminal, lines otherwise
+                        total=sum(len(batches[b]) for b in left), bar=None)  # a bar on a terminal, lines otherwise
     with open(journal, 'ab') as f, _signals(_interrupt), _ticking(progress), _warnings_above(progress), closing(_decoding_ahead(batches, left)) as ahead:
         if not journal.stat().st_size: _append(f, head)
         elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
         try:
             with workers() if left else nullcontext() as w:
+                progress.start = progress.last = progress.clock()  # the rate and time left are the captioning's, not the model's loading
                 tasks = (CaptionBatch(b, batches[b], dec) for b,dec in ahead) if left and len(w.devices) == 1 else (CaptionBatch(b, batches[b]) for b in left)
                 for task,entries,_ in w.map(tasks) if left else ():  # one worker here: this process decodes ahead; several: each decodes its own
                     done[task.batch] = entries
                     _append(f, dict(batch=task.batch, entries=entries))
-                    progress.tick(len(task.todo))
+                    with _tick_lock: progress.tick(len(task.todo))  # the lock of Stage 2's thread that reports every 10 s
                     fault('caption_batch')
         except KeyboardInterrupt as e:
             logger.warning(f'interrupted ({e}): {progress.n} of {progress.total} photos captioned by this run, kept with {counts["resumed"]} '
