@@ -4,32 +4,38 @@
 
 # %% ../nbs/06h_captioning.ipynb #71fb654c
 from __future__ import annotations
-import argparse, hashlib, json, os, re, warnings
+import argparse, glob, hashlib, json, os, re, sys, warnings
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
 
 import orjson
+from fastcore.meta import delegates
 
-from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, logger, resolved, shown
-from .cli import cli_parser, run_cli
+from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, flocked, lock_holder, logger, resolved, shown
+from .cli import Progress, cli_parser, run_cli
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
 from .plan import BadRecord, resolve_image
-from .stage2 import recorded_images_root
+from .pool import open_workers, placement, worker_devices
+from .cluster import parse_part, part_name
+from .stage2 import _glued, _interrupt, _signals, _tick_lock, _ticking, _warnings_above, recorded_images_root
 
 # %% auto #0
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
            'Captioner', 'register_captioner', 'unregister_captioner', 'captioner_of', 'florence2_processor',
            'florence2_inputs', 'florence2_prompt', 'qwen_processor', 'qwen_inputs', 'check_model', 'load_captioner',
-           'caption_images', 'caption_settings', 'settings_difference', 'CaptionSettingsMismatch', 'check_source',
-           'has_caption', 'add_caption', 'to_caption', 'caption_journal_path', 'file_digest', 'read_journal',
-           'caption_batches', 'run_caption', 'caption_parser', 'main']
+           'caption_images', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings', 'settings_difference',
+           'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
+           'caption_journal_path', 'file_digest', 'read_journal', 'caption_batches', 'part_journal_path',
+           'part_journals', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
 
 # %% ../nbs/06h_captioning.ipynb #026e8b4a
 @dataclass(frozen=True)
@@ -174,6 +180,39 @@ def caption_images(
     texts = proc.tokenizer.batch_decode(new, skip_special_tokens=True)
     return [(resolved(c.post)(t), n) for t,n in zip(texts, counts)]
 
+# %% ../nbs/06h_captioning.ipynb #2e71e9c1
+@dataclass(frozen=True)
+class CaptionBatch:
+    "One batch of a run: its index, its photos, and those photos decoded when this process decoded them ahead."
+    batch: int # Its index among the run's batches
+    todo: list # [(line index, image path)]
+    decoded: tuple|None = None # `_decoded(todo)`, or None: the worker decodes
+    @property
+    def key(self)->str: return f'batch {self.batch} ({shown(self.todo[0][1])}...)'
+
+@dataclass(frozen=True)
+class CaptionSpec:
+    "What a worker loads: the captioner, its model and how it writes."
+    c: Captioner # The captioner
+    model: str # Hub id or directory
+    dtype: str # Compute dtype, as given
+    prompt: str # The prompt
+    max_new_tokens: int # Most tokens of a caption
+    def worker(self, device:str): return CaptionWorker(self, device)
+
+class CaptionWorker:
+    "The captioner loaded on one device: a `CaptionBatch` in, its journal entries out ({line, text, tokens} or {line, bad})."
+    def __init__(self, spec:CaptionSpec, device:str):
+        quiet_libraries()
+        self.spec,(self.model,self.proc) = spec,load_captioner(spec.c, spec.model, device, spec.dtype)
+    def metadata(self)->dict: return {}
+    def __call__(self, task:CaptionBatch)->list:
+        s = self.spec
+        bad,ok = task.decoded or _decoded(task.todo)
+        caps = caption_images(s.c, self.model, self.proc, [im for _,im in ok], s.prompt, s.max_new_tokens) if ok else []
+        return bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
+    def close(self): self.model = self.proc = None
+
 # %% ../nbs/06h_captioning.ipynb #27a9b7eb
 def caption_settings(
     c:Captioner, # The captioner
@@ -279,14 +318,13 @@ def read_journal(
     path:Path, # The journal
     head:dict, # The header this run would write
 )->dict: # batch index -> its entries
-    "The finished batches of a journal written by the same command on the same JSONL; a journal of anything else is removed."
-    if not path.exists(): return {}
-    lines = path.read_bytes().split(b'\n')
+    "The finished batches of a journal written by the same command on the same JSONL; a journal of anything else is emptied."
+    if not path.exists() or not (lines := path.read_bytes().split(b'\n'))[0]: return {}
     try: ok = orjson.loads(lines[0]) == head
     except ValueError: ok = False
     if not ok:
-        logger.warning(f'{shown(path)}: a journal of another run or another JSONL; removed, its captions are made again')
-        path.unlink(); return {}
+        logger.warning(f'{shown(path)}: a journal of another run or another JSONL; emptied, its captions are made again')
+        open(path, 'wb').close(); return {}  # emptied, not removed: a part holds its lock on this very file
     done = {}
     for l in lines[1:]:
         try: b = orjson.loads(l)
@@ -307,38 +345,124 @@ def _decoded(todo:list)->tuple: # (entries of the bad photos, [(line, image)])
         except ImageError as e: bad.append(dict(line=i, bad=str(e)))
     return bad, ok
 
+def _decoding_ahead(
+    batches:list, # Every batch: [(line, image path)]
+    order:list, # The indices of the batches to decode, in order
+):
+    "Yield (index, `_decoded` batch) for each of `order`, the next batch decoding in a thread while the caller captions this one."
+    with ThreadPoolExecutor(1) as ex:
+        ahead = ex.submit(_decoded, batches[order[0]]) if order else None
+        for k,b in enumerate(order):
+            now,ahead = ahead.result(),ex.submit(_decoded, batches[order[k+1]]) if k+1 < len(order) else None
+            yield b, now
+
 # %% ../nbs/06h_captioning.ipynb #74fbde1b
 def caption_batches(
     todo:list, # [(line index, image path)] (`to_caption`)
     batch_size:int, # Photos per `generate` call
     journal:Path, # The journal
     head:dict, # Its header
-    captioning:Callable, # `images -> [(caption, tokens)]`: the captioner loaded (called only when a batch is left to do)
-    counts:Counter, # Gets `resumed` (photos whose captions the journal held)
-)->list: # Every entry: {line, text, tokens} or {line, bad}
-    "Caption `todo` batch by batch through the journal, skipping the batches a killed run finished."
+    workers:Callable, # `() -> Workers` not yet entered (`open_workers` of a `CaptionSpec`): opened only when a batch is left to do
+    counts:Counter, # Gets `resumed` (photos whose captions the journal held) and `from_parts` (those the parts' journals held)
+    part:tuple|None=None, # (I, N): caption only the batches whose index is I modulo N
+    from_parts:dict|None=None, # batch index -> entries, what the parts captioned (`parts_done`)
+    progress_every:int=0, # A progress line every this many photos and every 10 s (0: none)
+)->list: # Every entry of the batches this run covers, in line order: {line, text, tokens} or {line, bad}
+    "Caption `todo` batch by batch through the journal, skipping the batches a killed run or the parts finished; Ctrl+C or SIGTERM keeps what is done."
     done = read_journal(journal, head)
     counts['resumed'] = sum(len(v) for v in done.values())
+    done |= (folded := {b: e for b,e in (from_parts or {}).items() if b not in done})
+    counts['from_parts'] = sum(len(v) for v in folded.values())
     batches = [todo[k:k+batch_size] for k in range(0, len(todo), batch_size)]
-    with open(journal, 'ab') as f:
+    left = [b for b in range(len(batches)) if b not in done and (part is None or b % part[1] == part[0])]
+    progress = Progress(progress_every, lambda: f'progress: {progress.n} of {progress.total} photos captioned', lambda s: print(s, file=sys.stderr, flush=True),
+                        total=sum(len(batches[b]) for b in left), bar=None)  # a bar on a terminal, lines otherwise
+    with open(journal, 'ab') as f, _signals(_interrupt), _ticking(progress), _warnings_above(progress), closing(_decoding_ahead(batches, left)) as ahead:
         if not journal.stat().st_size: _append(f, head)
         elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
-        for b,part in enumerate(batches):
-            if b in done: continue
-            bad,ok = _decoded(part)
-            caps = captioning([im for _,im in ok]) if ok else []
-            done[b] = bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
-            _append(f, dict(batch=b, entries=done[b]))
-            fault('caption_batch')
+        try:
+            with workers() if left else nullcontext() as w:
+                progress.start = progress.last = progress.clock()  # the rate and time left are the captioning's, not the model's loading
+                tasks = (CaptionBatch(b, batches[b], dec) for b,dec in ahead) if left and len(w.devices) == 1 else (CaptionBatch(b, batches[b]) for b in left)
+                for task,entries,_ in w.map(tasks) if left else ():  # one worker here: this process decodes ahead; several: each decodes its own
+                    done[task.batch] = entries
+                    _append(f, dict(batch=task.batch, entries=entries))
+                    with _tick_lock: progress.tick(len(task.todo))  # the lock of Stage 2's thread that reports every 10 s
+                    fault('caption_batch')
+        except KeyboardInterrupt as e:
+            logger.warning(f'interrupted ({e}): {progress.n} of {progress.total} photos captioned by this run, kept with {counts["resumed"]} '
+                           f'resumed in {shown(journal)}; run the same command again to finish')
+            raise
+        finally: progress.close()
     return sorted((e for b in done.values() for e in b), key=lambda e: e['line'])
 
+# %% ../nbs/06h_captioning.ipynb #4791ff7c
+def part_journal_path(
+    jsonl:Path, # The JSONL
+    source:str, # The caption source a run writes
+    part:tuple, # (I, N)
+)->Path:
+    "The journal of part (I, N) of a run writing `source` into `jsonl`."
+    return jsonl.with_name(f'{jsonl.name}.{caption_digest(source)[:8]}.{part_name(part)}{JOURNAL}')
+
+def part_journals(
+    jsonl:Path, # The JSONL
+    source:str, # The caption source
+)->list:
+    "The journals the parts of `source` left beside `jsonl`, in name order."
+    return sorted(jsonl.parent.glob(glob.escape(f'{jsonl.name}.{caption_digest(source)[:8]}.') + f'part-*-of-*{JOURNAL}'))
+
+def head_difference(
+    recorded:dict, # A journal's header
+    now:dict, # This run's
+)->tuple|None: # (field, recorded value, this run's)
+    "The first setting that differs between two journal headers of one JSONL: the captions' settings, then --only-missing and --batch-size."
+    if d := settings_difference(recorded.get('settings') or {}, now['settings']): return d
+    for k in ('only_missing', 'batch_size'):
+        if recorded.get(k) != now[k]: return k, recorded.get(k), now[k]
+
+# %% ../nbs/06h_captioning.ipynb #db09ea14
+def _head_of(p:Path)->dict|None:
+    "A journal's header; None while it has none."
+    try: return orjson.loads(p.read_bytes().split(b'\n', 1)[0])
+    except (OSError, ValueError): return None
+
+def parts_done(
+    jsonl:Path, # The JSONL
+    source:str, # The caption source
+    head:dict, # This run's journal header
+    part:tuple|None, # This run's part, or None
+)->dict: # batch index -> entries: what the parts captioned (nothing for a part)
+    "Refuse (one line) a run whose settings differ from those of the parts of its source; a run without --part gathers what they captioned."
+    done = {}
+    for p in part_journals(jsonl, source):
+        if part and p == part_journal_path(jsonl, source, part) or (h := _head_of(p)) is None: continue
+        if h.get('jsonl') != head['jsonl']:  # the JSONL has changed since: its line numbers mean nothing now
+            if part is None: logger.warning(f'{shown(p)}: a part of another JSONL; removed, its captions are made again'); p.unlink()
+            continue
+        if d := head_difference(h, head):
+            raise CaptionSettingsMismatch(f'{shown(p)}: a part of source {source!r} was captioned with {d[0]} {d[1]!r}, this run would use {d[2]!r}; '
+                                          'run every part with the same settings, or remove that journal to caption its share again')
+        if part is None: done |= read_journal(p, h)  # the same settings, though maybe not the same words (the model's place when its weights are the same)
+    return done
+
+@contextmanager
+def _holding(jsonl:Path, journal:Path, part:tuple|None):
+    "A run without --part holds the JSONL's directory alone (the lock Stage 2 takes on its tree); a part shares it with the other parts and holds its own journal."
+    if part is None:
+        with exclusive_dir(jsonl.parent, 'imgprep_caption'): yield
+        return
+    refusal = lambda: f'{jsonl.parent}: {lock_holder(jsonl.parent) or "a run without --part"} is using it; run the parts before or after it'
+    with flocked(jsonl.parent, refusal, shared=True), flocked(journal, lambda: f'{shown(journal)}: part {part[0]}/{part[1]} is already running'): yield
+
 # %% ../nbs/06h_captioning.ipynb #fa98a480
-def _check_args(source, prompt, c, max_new_tokens, batch_size):
+def _check_args(source, prompt, c, max_new_tokens, batch_size, progress_every):
     "Refuse, before any work, what no run can use."
     if not isinstance(source, str) or not re.fullmatch(r'[^\x00-\x1f\x7f]{1,%d}' % SOURCE_MAX, source): raise ImgprepError(f'--source {source!r}: give 1 to {SOURCE_MAX} characters, no control characters')
     if source == MAIN_SOURCE: raise ImgprepError(f"--source {source!r} is the user's caption; name the model's captions otherwise, such as {c.name}")
     if why := c.problem(prompt): raise ImgprepError(f'--prompt: {why}')
     if max_new_tokens < 1 or batch_size < 1: raise ImgprepError('--max-new-tokens and --batch-size take a positive integer')
+    if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
 
 def _merged(lines:list, recs:list, entries:list, source:str, primary:bool, todo:dict, max_new_tokens:int, counts:Counter)->list:
     "The JSONL's lines with each new caption added; cut, empty and bad ones counted and named."
@@ -353,6 +477,7 @@ def _merged(lines:list, recs:list, entries:list, source:str, primary:bool, todo:
     return out
 
 # %% ../nbs/06h_captioning.ipynb #8efdd2cc
+@delegates(placement)
 def run_caption(
     jsonl:str|Path, # Stage 1 or Stage 2 JSONL: each record gets a caption of --source, written back in place
     source:str|None=None, # Caption source written: a captioner's name (florence2, qwen2_5_vl) or any name, with --captioner (default: the captioner's name)
@@ -364,20 +489,25 @@ def run_caption(
     primary:bool=False, # Make the generated caption the record's first (its `caption`), not the last
     images_root:str|Path|None=None, # Directory image_path is relative to (default: where imgprep_ingest recorded it, else .)
     batch_size:int=8, # Photos per model call
-    device:str='auto', # auto (CUDA, else MPS, else CPU), cpu, cuda, cuda:1...
+    part:str|None=None, # I/N: caption only batches I, I+N... into a journal of the part's own beside the JSONL; a run without --part then folds the parts in and writes the JSONL. In a Slurm job array: slurm (the array is the parts) or slurm/N
+    progress_every:int=500, # A progress line every this many photos captioned and every 10 s, with rate and time left; a bar on a terminal (0: never)
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16; recorded with the source
+    **kwargs, # The placement flags (`imgprep.pool.placement`): engine, ray, device, workers, num_gpus, threads
 )->dict: # Counters
     "Add a caption written by a vision-language model to each record, under a source of its name, never over another caption."
     if source is None and captioner is None: raise ImgprepError(f"give --source (a captioner: {', '.join(CAPTIONERS)}) or --captioner")
     c = captioner_of(captioner or source)
     source,prompt = source or c.name,c.default_prompt if prompt is None else prompt
-    _check_args(source, prompt, c, max_new_tokens, batch_size)
-    jsonl = Path(jsonl)
+    _check_args(source, prompt, c, max_new_tokens, batch_size, progress_every)
+    part,jsonl = parse_part(part),Path(jsonl)
+    where = placement(**kwargs)  # an engine that cannot run here (Ray not installed) says so now
+    device = worker_devices(where.device, where.workers, where.num_gpus)[0] if where.engine == 'local' else where.device  # GPUs this machine lacks are refused now
     if not jsonl.is_file(): raise FileNotFoundError(f'{jsonl}: no such JSONL')
     model = model or c.default_model
     check_model(c, model)
     settings = caption_settings(c, model, prompt, max_new_tokens, dtype, device)
-    with exclusive_dir(jsonl.parent, 'imgprep_caption'):  # the lock Stage 2 takes on its tree: neither rewrites the JSONL under the other
+    journal = part_journal_path(jsonl, source, part) if part else caption_journal_path(jsonl, source)
+    with _holding(jsonl, journal, part):
         sources = check_source(jsonl, source, settings)
         lines = jsonl.read_bytes().splitlines(keepends=True)
         recs = [_parsed(l) for l in lines]
@@ -385,19 +515,18 @@ def run_caption(
         _refuse_foreign(recs, source, jsonl)
         todo = to_caption(recs, source, images_root or recorded_images_root(jsonl) or '.', only_missing, counts)
         counts['to_caption'] = len(todo)
-        if not todo: return _counters(counts)
-        if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
         head = dict(journal='imgprep_caption', jsonl=file_digest(jsonl), source=source, settings=settings, only_missing=only_missing, batch_size=batch_size)
-        loaded = []
-        def captioning(images):
-            if not loaded: quiet_libraries(); loaded.extend(load_captioner(c, model, device, dtype))
-            return caption_images(c, *loaded, images, prompt, max_new_tokens)
-        journal = caption_journal_path(jsonl, source)
-        out = _merged(lines, recs, caption_batches(todo, batch_size, journal, head, captioning, counts), source, primary, dict(todo), max_new_tokens, counts)
+        from_parts = parts_done(jsonl, source, head, part)
+        if not todo: return _counters(counts, part)
+        if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
+        spec = CaptionSpec(c, model, settings['dtype'], prompt, max_new_tokens)  # the dtype recorded is the one every worker computes in
+        entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every)
+        out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
+        if part: return _counters(counts, part)  # its captions stay in its journal, for the run without --part
         if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
         if out != lines:
             with atomic_writer(jsonl) as f: f.writelines(out)
-        journal.unlink()
+        for p in [journal, *part_journals(jsonl, source)]: p.unlink(missing_ok=True)
     return _counters(counts)
 
 # %% ../nbs/06h_captioning.ipynb #97576cf4
@@ -414,15 +543,19 @@ def _refuse_foreign(recs:list, source:str, jsonl:Path):
     if held: raise ImgprepError(f"source {source!r}: {len(held)} records already hold captions of it that imgprep_caption did not record "
                                 f"(such as {held[0].get('image_id', held[0].get('image_path'))!r}); choose another --source")
 
-CAPTION_COUNTERS = ('records', 'to_caption', 'captioned', 'resumed', 'have_source', 'have_caption', 'bad_records', 'bad_photos', 'hit_limit', 'empty_captions')
+CAPTION_COUNTERS = ('records', 'to_caption', 'captioned', 'resumed', 'from_parts', 'have_source', 'have_caption', 'bad_records', 'bad_photos', 'hit_limit', 'empty_captions')
 
-def _counters(counts:Counter)->dict: return {k: counts[k] for k in CAPTION_COUNTERS}
+def _counters(counts:Counter, part:tuple|None=None)->dict:
+    "The counters in their order; a part's own (what it captioned into its journal) say which part."
+    return {k: counts[k] for k in CAPTION_COUNTERS} | ({'part': f'{part[0]}/{part[1]}'} if part else {})
 
 # %% ../nbs/06h_captioning.ipynb #20d0b214
 def caption_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_caption`: the parameters of `run_caption`."
-    return cli_parser(run_caption, 'imgprep_caption', max_new_tokens=dict(metavar='N'), batch_size=dict(metavar='N'))
+    return cli_parser(run_caption, 'imgprep_caption', max_new_tokens=dict(metavar='N'), batch_size=dict(metavar='N'),
+                      part=dict(metavar='I/N|slurm'), progress_every=dict(metavar='N'))
 
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_caption`."
+    argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])  # `--part -1/3` reaches the check that says what is wrong with it
     run_cli('imgprep_caption', run_caption, **vars(caption_parser().parse_args(argv)))
