@@ -46,11 +46,16 @@ PHOTOS = [SK/f for f in ('astronaut.png', 'coffee.png', 'chelsea.png', 'rocket.j
                          'retina.jpg')] + [Path(matplotlib.get_data_path())/'sample_data'/'grace_hopper.jpg']
 BIG = 12_000_000 # pixels of a photo with --big
 
+def scaled(im:Image.Image, pixels:int)->Image.Image:
+    "`im` resized, its aspect kept, to about `pixels` pixels."
+    k = (pixels/(im.width*im.height))**.5
+    return im.resize((round(im.width*k), round(im.height*k)), Image.LANCZOS)
+
 def write_photos(d:Path, n:int, big:bool)->tuple: # (the JSONL, the photos' paths)
     "`n` JPEGs under `d/photos` and their Stage 1 JSONL at `d/approved_image_dataset.jsonl`."
     (d/'photos').mkdir(parents=True)
     srcs = [Image.open(p).convert('RGB') for p in PHOTOS]
-    if big: srcs = [im.resize((round(im.width*(BIG/(im.width*im.height))**.5), round(im.height*(BIG/(im.width*im.height))**.5)), Image.LANCZOS) for im in srcs]
+    if big: srcs = [scaled(im, BIG) for im in srcs]
     recs = []
     for i in range(n):
         im,name = srcs[i % len(srcs)],PHOTOS[i % len(PHOTOS)].stem
