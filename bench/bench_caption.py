@@ -188,8 +188,8 @@ def main():
                   f"{f['hashing']:.2f} s), model alone {runs['alone'][-1]:.2f} s", flush=True)
         less = [s - sum(f.values()) for s,f in zip(runs['command'], runs['fixed'])]
         tok = a.n*a.max_new_tokens
-        def rate(ts): return (f'best {a.n/min(ts):8.2f}  median {a.n/statistics.median(ts):8.2f} captions/s  '
-                              f'(median {tok/statistics.median(ts):8.1f} tokens/s)')
+        def rate(ts): return (f'best {a.n/min(ts):8.3g}  median {a.n/statistics.median(ts):8.3g} captions/s  '
+                              f'(median {tok/statistics.median(ts):8.3g} tokens/s)')
         print(f'command               {rate(runs["command"])}')
         print(f'command less fixed    {rate(less)}  (less model loading and weights hashing)')
         print(f'model alone           {rate(runs["alone"])}')
