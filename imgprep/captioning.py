@@ -20,6 +20,7 @@ from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, 
 from .cli import Progress, cli_parser, run_cli
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
+from .kinds import KINDS
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
@@ -266,9 +267,12 @@ def add_caption(
     text:str, # The caption, not empty
     primary:bool=False, # Make it the record's first caption
 )->dict:
-    "`rec` with the caption added."
+    "`rec` with the caption added; a first caption that changes drops the masks made from the old one (Stage 2 makes them again)."
     own = [(c['source'], c['text']) for c in record_captions(rec)] if has_caption(rec) else []
-    return with_captions(rec, [(source, text)] + own if primary else own + [(source, text)])
+    out = with_captions(rec, [(source, text)] + own if primary else own + [(source, text)])
+    if out['caption'] == rec.get('caption'): return out
+    masks = {k.mask for k in KINDS.values() if k.mask}
+    return {k: v for k,v in out.items() if k not in masks}
 
 # %% ../nbs/06h_captioning.ipynb #91b84995
 def _usable(rec, images_root)->tuple: # (image path, None) or (None, why)
