@@ -21,6 +21,8 @@ from .cli import Progress, cli_parser, run_cli
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
 from .kinds import KINDS
+from .storage import Store, is_url, shown_url
+from .batches import fetch_object
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
@@ -33,8 +35,8 @@ from .stage2 import _glued, _interrupt, _signals, _tick_lock, _ticking, _warning
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
            'Captioner', 'register_captioner', 'unregister_captioner', 'captioner_of', 'florence2_processor',
            'florence2_inputs', 'florence2_prompt', 'qwen_processor', 'qwen_inputs', 'check_model', 'load_captioner',
-           'caption_images', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings', 'settings_difference',
-           'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
+           'caption_images', 'shown_photo', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings',
+           'settings_difference', 'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
            'caption_journal_path', 'file_digest', 'read_journal', 'caption_batches', 'part_journal_path',
            'part_journals', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
 
@@ -182,6 +184,10 @@ def caption_images(
     return [(resolved(c.post)(t), n) for t,n in zip(texts, counts)]
 
 # %% ../nbs/06h_captioning.ipynb #2e71e9c1
+def shown_photo(path:Path|str)->str:
+    "A photo as messages name it: a file's path, or an object's URL without its user part."
+    return shown_url(path) if isinstance(path, str) else shown(path)
+
 @dataclass(frozen=True)
 class CaptionBatch:
     "One batch of a run: its index, its photos, and those photos decoded when this process decoded them ahead."
@@ -189,7 +195,7 @@ class CaptionBatch:
     todo: list # [(line index, image path)]
     decoded: tuple|None = None # `_decoded(todo)`, or None: the worker decodes
     @property
-    def key(self)->str: return f'batch {self.batch} ({shown(self.todo[0][1])}...)'
+    def key(self)->str: return f'batch {self.batch} ({shown_photo(self.todo[0][1])}...)'
 
 @dataclass(frozen=True)
 class CaptionSpec:
@@ -199,6 +205,7 @@ class CaptionSpec:
     dtype: str # Compute dtype, as given
     prompt: str # The prompt
     max_new_tokens: int # Most tokens of a caption
+    store: Store|None = None # The store of a URL images root: each worker fetches its batches' photos
     def worker(self, device:str): return CaptionWorker(self, device)
 
 class CaptionWorker:
@@ -209,7 +216,7 @@ class CaptionWorker:
     def metadata(self)->dict: return {}
     def __call__(self, task:CaptionBatch)->list:
         s = self.spec
-        bad,ok = task.decoded or _decoded(task.todo)
+        bad,ok = task.decoded or _decoded(task.todo, s.store)
         caps = caption_images(s.c, self.model, self.proc, [im for _,im in ok], s.prompt, s.max_new_tokens) if ok else []
         return bad + [dict(line=i, text=t, tokens=n) for (i,_),(t,n) in zip(ok, caps)]
     def close(self): self.model = self.proc = None
@@ -341,23 +348,30 @@ def _append(f, obj:dict):
     "Append one line to the journal and put it on disk."
     f.write(orjson.dumps(obj) + b'\n'); f.flush(); os.fsync(f.fileno())
 
-def _decoded(todo:list)->tuple: # (entries of the bad photos, [(line, image)])
+def _photo(path:Path|str, store:Store|None):
+    "A record's photo, decoded: read from its file, or fetched whole from the store of a URL images root."
+    if store is None or not isinstance(path, str): return load_rgb(path)
+    if isinstance(data := fetch_object(store.fs, path, store.opts), str): raise ImageError(data)  # a missing or refused object; a store down stops the run
+    return load_rgb(shown_url(path), data=data)
+
+def _decoded(todo:list, store:Store|None=None)->tuple: # (entries of the bad photos, [(line, image)])
     "Decode a batch's photos once each; a photo that cannot be decoded is counted and named, not fatal."
     bad,ok = [],[]
     for i,path in todo:
-        try: ok.append((i, load_rgb(path)))
+        try: ok.append((i, _photo(path, store)))
         except ImageError as e: bad.append(dict(line=i, bad=str(e)))
     return bad, ok
 
 def _decoding_ahead(
     batches:list, # Every batch: [(line, image path)]
     order:list, # The indices of the batches to decode, in order
+    store:Store|None=None, # The store of a URL images root
 ):
     "Yield (index, `_decoded` batch) for each of `order`, the next batch decoding in a thread while the caller captions this one."
     with ThreadPoolExecutor(1) as ex:
-        ahead = ex.submit(_decoded, batches[order[0]]) if order else None
+        ahead = ex.submit(_decoded, batches[order[0]], store) if order else None
         for k,b in enumerate(order):
-            now,ahead = ahead.result(),ex.submit(_decoded, batches[order[k+1]]) if k+1 < len(order) else None
+            now,ahead = ahead.result(),ex.submit(_decoded, batches[order[k+1]], store) if k+1 < len(order) else None
             yield b, now
 
 # %% ../nbs/06h_captioning.ipynb #74fbde1b
@@ -371,6 +385,7 @@ def caption_batches(
     part:tuple|None=None, # (I, N): caption only the batches whose index is I modulo N
     from_parts:dict|None=None, # batch index -> entries, what the parts captioned (`parts_done`)
     progress_every:int=0, # A progress line every this many photos and every 10 s (0: none)
+    store:Store|None=None, # The store of a URL images root: the photos are fetched from it
 )->list: # Every entry of the batches this run covers, in line order: {line, text, tokens} or {line, bad}
     "Caption `todo` batch by batch through the journal, skipping the batches a killed run or the parts finished; Ctrl+C or SIGTERM keeps what is done."
     done = read_journal(journal, head)
@@ -381,7 +396,7 @@ def caption_batches(
     left = [b for b in range(len(batches)) if b not in done and (part is None or b % part[1] == part[0])]
     progress = Progress(progress_every, lambda: f'progress: {progress.n} of {progress.total} photos captioned', lambda s: print(s, file=sys.stderr, flush=True),
                         total=sum(len(batches[b]) for b in left), bar=None)  # a bar on a terminal, lines otherwise
-    with open(journal, 'ab') as f, _signals(_interrupt), _ticking(progress), _warnings_above(progress), closing(_decoding_ahead(batches, left)) as ahead:
+    with open(journal, 'ab') as f, _signals(_interrupt), _ticking(progress), _warnings_above(progress), closing(_decoding_ahead(batches, left, store)) as ahead:
         if not journal.stat().st_size: _append(f, head)
         elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
         try:
@@ -472,7 +487,7 @@ def _merged(lines:list, recs:list, entries:list, source:str, primary:bool, todo:
     "The JSONL's lines with each new caption added; cut, empty and bad ones counted and named."
     out = list(lines)
     for e in entries:
-        where = shown(todo[e['line']])
+        where = shown_photo(todo[e['line']])
         if 'bad' in e: counts['bad_photos'] += 1; logger.warning(f"{e['bad']}; bad_photo: not captioned"); continue
         if e['tokens'] >= max_new_tokens: counts['hit_limit'] += 1; logger.warning(f'{where}: hit_limit: its caption reached --max-new-tokens {max_new_tokens} and is cut')
         if not e['text']: counts['empty_captions'] += 1; logger.warning(f'{where}: empty_caption: the model wrote nothing; not kept'); continue
@@ -491,7 +506,8 @@ def run_caption(
     max_new_tokens:int=256, # Most tokens of a caption: a caption that reaches it is cut, counted and named
     only_missing:bool=False, # Caption only the records with no caption (an empty caption is none)
     primary:bool=False, # Make the generated caption the record's first (its `caption`), not the last
-    images_root:str|Path|None=None, # Directory image_path is relative to (default: where imgprep_ingest recorded it, else .)
+    images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos (default: where imgprep_ingest recorded it, else .)
+    storage_options:str|None=None, # fsspec options of a URL images root, as JSON, such as {"endpoint_url": "http://127.0.0.1:9000"} (default: $IMGPREP_STORAGE_OPTIONS; credentials otherwise from the store's own chain)
     batch_size:int=8, # Photos per model call
     part:str|None=None, # I/N: caption only batches I, I+N... into a journal of the part's own beside the JSONL; a run without --part then folds the parts in and writes the JSONL. In a Slurm job array: slurm (the array is the parts) or slurm/N
     progress_every:int=500, # A progress line every this many photos captioned and every 10 s, with rate and time left; a bar on a terminal (0: never)
@@ -517,14 +533,16 @@ def run_caption(
         recs = [_parsed(l) for l in lines]
         counts = Counter(records=sum(r is not None for r in recs))
         _refuse_foreign(recs, source, jsonl)
-        todo = to_caption(recs, source, images_root or recorded_images_root(jsonl) or '.', only_missing, counts)
+        root = str(images_root or recorded_images_root(jsonl) or '.')
+        store = Store(root, storage_options) if is_url(root) else None  # opened once: the photos are fetched from it
+        todo = to_caption(recs, source, root, only_missing, counts)
         counts['to_caption'] = len(todo)
         head = dict(journal='imgprep_caption', jsonl=file_digest(jsonl), source=source, settings=settings, only_missing=only_missing, batch_size=batch_size)
         from_parts = parts_done(jsonl, source, head, part)
         if not todo: return _counters(counts, part)
         if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
-        spec = CaptionSpec(c, model, settings['dtype'], prompt, max_new_tokens)  # the dtype recorded is the one every worker computes in
-        entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every)
+        spec = CaptionSpec(c, model, settings['dtype'], prompt, max_new_tokens, store)  # the dtype recorded is the one every worker computes in
+        entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every, store)
         out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
         if part: return _counters(counts, part)  # its captions stay in its journal, for the run without --part
         if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
