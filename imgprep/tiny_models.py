@@ -12,12 +12,13 @@ from .cli import cli_parser, run_cli
 from .kinds import KINDS, kind_of
 
 # %% auto #0
-__all__ = ['DINOV3_PREPROCESSOR', 'RANDOM_MARK', 'TINY_KINDS', 'QWEN_CHAT_TEMPLATE', 'TINY_CAPTIONERS', 'TINY_FLUX', 'TINY_USES',
-           'TINY_ALL', 'TINY_NOTE', 'full_size_configs', 'random_model', 't5_tokenizer', 'wordpiece_tokenizer',
-           'clip_tokenizer', 'tiny_configs', 'random_weights', 'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5',
-           'save_tiny_text', 'save_tiny_clip_l', 'save_tiny_t5xxl', 'save_tiny_flux_transformer',
-           'save_tiny_flux_pipeline', 'byte_bpe', 'save_tiny_florence2', 'save_tiny_qwen2_5_vl', 'is_model',
-           'tiny_models', 'write_tiny_models', 'tiny_models_parser', 'main']
+__all__ = ['DINOV3_PREPROCESSOR', 'RANDOM_MARK', 'TINY_KINDS', 'CLIP_PREPROCESSOR', 'QWEN_CHAT_TEMPLATE', 'TINY_CAPTIONERS',
+           'TINY_FLUX', 'TINY_USES', 'TINY_CLIP', 'TINY_ALL', 'TINY_NOTE', 'full_size_configs', 'random_model',
+           't5_tokenizer', 'wordpiece_tokenizer', 'clip_tokenizer', 'tiny_configs', 'random_weights',
+           'save_tiny_dinov3', 'save_tiny_vae', 'save_tiny_t5', 'save_tiny_text', 'save_tiny_clip_image',
+           'save_tiny_clip_l', 'save_tiny_t5xxl', 'save_tiny_flux_transformer', 'save_tiny_flux_pipeline', 'byte_bpe',
+           'save_tiny_florence2', 'save_tiny_qwen2_5_vl', 'is_model', 'tiny_models', 'write_tiny_models',
+           'tiny_models_parser', 'main']
 
 # %% ../nbs/02_tiny_models.ipynb #55b73cd1
 DINOV3_PREPROCESSOR = dict(
@@ -27,7 +28,7 @@ DINOV3_PREPROCESSOR = dict(
 
 def full_size_configs()->dict: # kind -> config: transformers configs for the text and image models, diffusers config dicts for 'vae' and 'flux_transformer'
     "The real architectures' configs (DINOv3 ViT-L/16, FLUX.1 VAE, T5-Large encoder, FLUX.1's CLIP-L text model, T5-XXL encoder and transformer), built offline."
-    from transformers import CLIPTextConfig, DINOv3ViTConfig, T5Config
+    from transformers import CLIPTextConfig, CLIPVisionConfig, DINOv3ViTConfig, T5Config
     return dict(
         dinov3=DINOv3ViTConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16,
                                num_register_tokens=4, patch_size=16, image_size=224, layerscale_value=1.0,
@@ -44,6 +45,8 @@ def full_size_configs()->dict: # kind -> config: transformers configs for the te
         clip_l=CLIPTextConfig(vocab_size=49408, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
                               num_attention_heads=12, max_position_embeddings=77, hidden_act='quick_gelu', layer_norm_eps=1e-5,
                               projection_dim=768, bos_token_id=0, eos_token_id=2, pad_token_id=1),
+        clip_image=CLIPVisionConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16, image_size=224,
+                                    patch_size=14, projection_dim=768, hidden_act='quick_gelu', layer_norm_eps=1e-5),
         t5xxl=T5Config(vocab_size=32128, d_model=4096, d_kv=64, d_ff=10240, num_layers=24, num_heads=64,
                        relative_attention_num_buckets=32, relative_attention_max_distance=128, feed_forward_proj='gated-gelu',
                        layer_norm_epsilon=1e-6, dropout_rate=0.1, pad_token_id=0, eos_token_id=1, tie_word_embeddings=False,
@@ -60,10 +63,10 @@ def random_model(
 )->'torch.nn.Module':
     "A randomly initialised model of the class Stage 2 loads for `kind` (or of FLUX.1's transformer), in eval mode."
     import torch
-    from transformers import BertModel, CLIPTextModel, DINOv3ViTModel, T5EncoderModel
+    from transformers import BertModel, CLIPTextModel, CLIPVisionModelWithProjection, DINOv3ViTModel, T5EncoderModel
     from diffusers import AutoencoderKL, FluxTransformer2DModel
     build = dict(dinov3=DINOv3ViTModel, t5=T5EncoderModel, text=BertModel, vae=AutoencoderKL.from_config,
-                 clip_l=CLIPTextModel, t5xxl=T5EncoderModel, flux_transformer=FluxTransformer2DModel.from_config)
+                 clip_l=CLIPTextModel, clip_image=CLIPVisionModelWithProjection, t5xxl=T5EncoderModel, flux_transformer=FluxTransformer2DModel.from_config)
     if kind not in build: raise ValueError(f'unknown model kind {kind!r}; expected one of {sorted(build)}')
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -129,7 +132,7 @@ def clip_tokenizer(
 # %% ../nbs/02_tiny_models.ipynb #3df7c342
 def tiny_configs()->dict: # kind -> config, the same kinds as `full_size_configs` plus 'text'
     "Configs of the tiny models: full-size output widths, everything else minimal."
-    from transformers import BertConfig, CLIPTextConfig, DINOv3ViTConfig, T5Config
+    from transformers import BertConfig, CLIPTextConfig, CLIPVisionConfig, DINOv3ViTConfig, T5Config
     full = full_size_configs()
     vae = {**full['vae'], 'block_out_channels': (8, 16, 16, 16), 'layers_per_block': 1, 'norm_num_groups': 4, 'sample_size': 64}
     return dict(
@@ -139,6 +142,7 @@ def tiny_configs()->dict: # kind -> config, the same kinds as `full_size_configs
         t5=T5Config(vocab_size=len(t5_tokenizer()), d_model=1024, d_kv=8, d_ff=32, num_layers=1, num_heads=2,
                     feed_forward_proj='relu', pad_token_id=0, eos_token_id=1, is_encoder_decoder=False, use_cache=False),
         clip_l=CLIPTextConfig(**{**full['clip_l'].to_dict(), 'vocab_size': len(clip_tokenizer()), 'intermediate_size': 32, 'num_hidden_layers': 1}),
+        clip_image=CLIPVisionConfig(hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=32, patch_size=16, projection_dim=768),
         t5xxl=T5Config(vocab_size=len(t5_tokenizer()), d_model=4096, d_kv=8, d_ff=32, num_layers=1, num_heads=2, feed_forward_proj='gated-gelu',
                        pad_token_id=0, eos_token_id=1, tie_word_embeddings=False, is_encoder_decoder=False, use_cache=False),
         flux_transformer={**full['flux_transformer'], 'num_layers': 1, 'num_single_layers': 1, 'attention_head_dim': 16,
@@ -186,6 +190,23 @@ def save_tiny_text(out:Path):
     _save(random_model('text', tiny_configs()['text']), out, wordpiece_tokenizer())
 
 TINY_KINDS = ('dinov3', 'vae', 't5', 'text') # the default Stage 2 kinds' tiny twins, and the Arrow tool's text model
+
+# %% ../nbs/02_tiny_models.ipynb #35b6069a
+CLIP_PREPROCESSOR = dict(
+    image_processor_type='CLIPImageProcessor', do_resize=True, size={'shortest_edge': 224}, resample=3, do_center_crop=True,
+    crop_size={'height': 224, 'width': 224}, do_rescale=True, rescale_factor=1/255, do_normalize=True, do_convert_rgb=True,
+    image_mean=[0.48145466, 0.4578275, 0.40821073], image_std=[0.26862954, 0.26130258, 0.27577711]) # CLIP ViT-L/14's
+
+def save_tiny_clip_image(out:Path):
+    "A tiny random `CLIPVisionModelWithProjection` (projection 768), its 32x32 preprocessor config and a random aesthetic head `aesthetic_head.pth` of its width, in `out`."
+    import torch
+    (out/'preprocessor_config.json').write_text(json.dumps({**CLIP_PREPROCESSOR, 'size': {'shortest_edge': 32}, 'crop_size': {'height': 32, 'width': 32}}, indent=2))
+    model = random_model('clip_image', tiny_configs()['clip_image'])
+    _save(model, out)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        head = kind_of('aesthetic').encoder_class().head_class(model.config.projection_dim)  # the class the score loads, found through the registry
+    torch.save(head.state_dict(), out/'aesthetic_head.pth')
 
 # %% ../nbs/02_tiny_models.ipynb #f1c0a006
 def _flux_twin(kind:str):
@@ -363,7 +384,9 @@ def tiny_models(
 TINY_USES = dict(dinov3='imgprep_stage2 --dinov3-model {dinov3}', vae='imgprep_stage2 --vae-model {vae}', t5='imgprep_stage2 --t5-model {t5}',
                  text='imgprep_embed_arrow --kind text --model {text}',
                  flux='imgprep_stage2 --kinds flux --model vae={flux} --model clip_l={flux} --model t5xxl={flux}',
+                 clip_image='imgprep_stage2 --kinds clip_image,aesthetic --model clip_image={clip_image} --model aesthetic={clip_image} --option aesthetic.head={clip_image}/aesthetic_head.pth',
                  florence2='imgprep_caption --source florence2 --model {florence2}', qwen2_5_vl='imgprep_caption --source qwen2_5_vl --model {qwen2_5_vl}')  # kind -> the command line that loads it
+TINY_CLIP = ('clip_image',) # the CLIP kinds' twin: its directory holds the aesthetic head too
 TINY_ALL = 'imgprep_stage2 --dinov3-model {dinov3} --vae-model {vae} --t5-model {t5}' # Stage 2's default kinds, all three at once
 TINY_NOTE = ('These models have RANDOM weights: they are for trying the pipeline offline, and the embeddings '
              'and latents they give mean nothing.')
@@ -375,7 +398,7 @@ def write_tiny_models(
     "Save the tiny random models and a tiny FLUX.1 pipeline in a directory and report, for each, the command line that loads it."
     d = Path(d)
     if d.exists() and not d.is_dir(): raise ImgprepError(f'{d}: not a directory')
-    kinds = (*TINY_KINDS, TINY_FLUX, *TINY_CAPTIONERS)
+    kinds = (*TINY_KINDS, *TINY_CLIP, TINY_FLUX, *TINY_CAPTIONERS)
     kept = sum(is_model(d/k) for k in kinds)
     paths = tiny_models(d, kinds)
     q = {k: shlex.quote(str(p)) for k,p in paths.items()}
