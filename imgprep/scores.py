@@ -5,6 +5,7 @@
 # %% ../nbs/06_scores.ipynb #4f50bed2
 from __future__ import annotations
 import importlib.util, json, os
+from collections import deque
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
@@ -22,7 +23,7 @@ from .encoders import Encoder
 
 # %% auto #0
 __all__ = ['ANALYSIS_SIDE', 'CLIP_DARK', 'CLIP_BRIGHT', 'TEXT_SIDE', 'TEXT_MAX_SIDE', 'TEXT_DB', 'TEXT_LINE_MAX', 'TEXT_MODEL',
-           'AESTHETIC_HIDDEN', 'AESTHETIC_DROPOUT', 'ScoreEncoder', 'analysis_grey', 'sharpness_figures',
+           'CLIP_RECENT', 'AESTHETIC_HIDDEN', 'AESTHETIC_DROPOUT', 'ScoreEncoder', 'analysis_grey', 'sharpness_figures',
            'SharpnessScore', 'text_input', 'text_share', 'onnx_session', 'run_onnx', 'TextAreaScore', 'NsfwScore',
            'clip_preprocess_config', 'clip_pixels', 'ClipImageEncoder', 'AestheticHead', 'aesthetic_head_file',
            'load_aesthetic_head', 'AestheticScore']
@@ -199,6 +200,7 @@ class NsfwScore(ScoreEncoder):
         return partial(_nsfw_prepare, model=str(self.model_path()))
 
 # %% ../nbs/06_scores.ipynb #304afc41
+CLIP_RECENT = 16 # batches whose embeddings are kept for the other CLIP kind of the run (the decoders' batches interleave)
 _CLIP_MEAN,_CLIP_STD = [0.48145466, 0.4578275, 0.40821073],[0.26862954, 0.26130258, 0.27577711] # OpenAI CLIP's, the processor's defaults
 
 def clip_preprocess_config(
@@ -261,7 +263,7 @@ class ClipImageEncoder(Encoder):
                  preprocess_config:dict, # Contents of its `preprocessor_config.json`
                  model_id:str='', device:str|torch.device='auto', dtype:str|torch.dtype='auto'):
         super().__init__(model, model_id, device, dtype)
-        self.preprocess_config = clip_preprocess_config(preprocess_config)
+        self.preprocessor,self.preprocess_config = preprocess_config,clip_preprocess_config(preprocess_config)
 
     @classmethod
     def load(cls,
@@ -288,8 +290,15 @@ class ClipImageEncoder(Encoder):
 
     @torch.inference_mode()
     def launch(self, pixel_values:torch.Tensor)->torch.Tensor:
-        "Embeddings (B, 768) of a (B, 3, S, S) batch, on the model's device."
-        return self.model(pixel_values=pixel_values.to(self.device, self.dtype, non_blocking=True)).image_embeds
+        "Embeddings (B, 768) of a (B, 3, S, S) batch, on the model's device; taken from one of the last batches when it held the very same pixels."
+        recent = self.model.__dict__.setdefault('_imgprep_recent', deque(maxlen=CLIP_RECENT))  # on the model: the aesthetic score shares it
+        for i,(px,out) in enumerate(recent):
+            if px.shape == pixel_values.shape and torch.equal(px, pixel_values):
+                del recent[i]
+                return out
+        out = self.model(pixel_values=pixel_values.to(self.device, self.dtype, non_blocking=True)).image_embeds
+        recent.append((pixel_values, out))
+        return out
 
 # %% ../nbs/06_scores.ipynb #acd5b1f5
 AESTHETIC_HIDDEN = (1024, 128, 64, 16) # the head's widths after the embedding's
@@ -355,6 +364,15 @@ class AestheticScore(ClipImageEncoder):
         if not head: raise ImgprepError(AESTHETIC_NEEDS)
         model,cfg,dev = _load_clip(cls.kind, str(model_id), device, dtype)
         return cls(model, cfg, load_aesthetic_head(aesthetic_head_file(head), model.config.projection_dim), str(model_id), dev, dtype)
+
+    @classmethod
+    def load_beside(cls, loaded:dict, model_id:str, device:str='auto', dtype:str='auto', head:str='', **options)->AestheticScore:
+        "With `clip_image` of the same model in the run: its model (one copy in memory, each batch embedded once), and the head."
+        c = loaded.get('clip_image')
+        if c is None or c.model_id != str(model_id): return cls.load(model_id, device, dtype, head=head, **options)
+        from imgprep.kinds import AESTHETIC_NEEDS
+        if not head: raise ImgprepError(AESTHETIC_NEEDS)
+        return cls(c.model, c.preprocessor, load_aesthetic_head(aesthetic_head_file(head), c.model.config.projection_dim), c.model_id, c.device, c.dtype)
 
     @classmethod
     def describe(cls, model_id:str, options:dict)->dict:
