@@ -16,7 +16,7 @@ import torch
 from PIL import Image
 
 from .core import ImgprepError, file_sha256, one_line
-from .kinds import CLIP_IMAGE_ID, check_extra, kind_of
+from .kinds import AESTHETIC_NEEDS, CLIP_IMAGE_ID, check_extra, kind_of
 from .format import UNRESOLVED
 from .models import hub_access, loading, model_file, pick_device, pick_dtype, resolve_model
 from .encoders import Encoder
@@ -360,7 +360,6 @@ class AestheticScore(ClipImageEncoder):
              head:str='', # `--option aesthetic.head=`: the head's weights (see `aesthetic_head_file`)
              **options)->AestheticScore:
         "Load the CLIP vision tower and projection, and the head the run names."
-        from imgprep.kinds import AESTHETIC_NEEDS
         if not head: raise ImgprepError(AESTHETIC_NEEDS)
         model,cfg,dev = _load_clip(cls.kind, str(model_id), device, dtype)
         return cls(model, cfg, load_aesthetic_head(aesthetic_head_file(head), model.config.projection_dim), str(model_id), dev, dtype)
@@ -370,7 +369,6 @@ class AestheticScore(ClipImageEncoder):
         "With `clip_image` of the same model in the run: its model (one copy in memory, each batch embedded once), and the head."
         c = loaded.get('clip_image')
         if c is None or c.model_id != str(model_id): return cls.load(model_id, device, dtype, head=head, **options)
-        from imgprep.kinds import AESTHETIC_NEEDS
         if not head: raise ImgprepError(AESTHETIC_NEEDS)
         return cls(c.model, c.preprocessor, load_aesthetic_head(aesthetic_head_file(head), c.model.config.projection_dim), c.model_id, c.device, c.dtype)
 
