@@ -100,6 +100,14 @@ def load_tokenizer(cls:Encoder,
     "A caption kind's tokenizer alone, without the model (`CaptionTokenizer`): Stage 2's plan makes masks and counts long captions with it."
     raise NotImplementedError(f'{cls.__name__} makes {cls.kind} arrays from images: it has no tokenizer')
 
+# %% ../nbs/05_encoders.ipynb #15e859a7
+@patch(cls_method=True)
+def load_beside(cls:Encoder,
+                loaded:dict, # kind -> the encoders the run has loaded so far
+                model_id:str, device:str='auto', dtype:str='auto', **options)->Encoder:
+    "`load`, unless the encoder can share a model another kind of the run has loaded (the aesthetic score, `clip_image`'s CLIP): `load_encoders` calls this."
+    return cls.load(model_id, device=device, dtype=dtype, **options)
+
 # %% ../nbs/05_encoders.ipynb #en04prep
 @patch
 def preparer(self:Encoder,
@@ -480,7 +488,7 @@ def load_encoders(
         for k in map(kind_of, dict.fromkeys(kinds)):
             mid = str(models.get(k.name) or models.get(k.derived_from) or k.default_model)
             twin = next((out[n] for n in out if k.derived_from in (n, kind_of(n).derived_from) and out[n].model_id == mid), None) if k.derived_from else None
-            out[k.name] = twin or k.encoder_class().load(mid, device=device, dtype=dtype, **k.run_options(options))
+            out[k.name] = twin or k.encoder_class().load_beside(out, mid, device=device, dtype=dtype, **k.run_options(options))
     except BaseException:
         for e in {id(e): e for e in out.values()}.values(): e.close()
         raise

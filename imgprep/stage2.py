@@ -405,11 +405,11 @@ def run_stage2(
     jsonl:str|Path=f'data/derived/{JSONL_NAME}', # Stage 1 (or partly migrated) JSONL
     derived_dir:str|Path|None=None, # The Stage 2 tree: where the JSONL and the kinds' directories go (default: beside the JSONL)
     images_root:str|Path|None=None, # Directory image_path is relative to, or a URL such as s3://bucket/photos; paths may not leave it (default: where imgprep_ingest recorded it, else .)
-    kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, or flux (vae, clip_l, t5xxl); the scores sharpness, text_area, nsfw (default: dinov3,vae,t5)
+    kinds:str|list|None=None, # Kinds to make, comma-separated or repeated: dinov3, vae, t5, clip_l, t5xxl, clip_image, or flux (vae, clip_l, t5xxl); the scores sharpness, text_area, nsfw, aesthetic (default: dinov3,vae,t5)
     passes:str|list|None=None, # Passes to run: the kinds and migrate; comma-separated, a list, or the flag repeated (default: all)
     part:str|None=None, # I/N: encode only the records whose image_id hashes to part I of N, beside the other parts; a run without --part then commits. In a Slurm job array: slurm (the array is the parts) or slurm/N
     models:list|None=None, # KIND=ID: the model of a kind, a hub id or directory (repeatable; default: the kind's)
-    options:list|None=None, # KIND.NAME=VALUE: a setting of a kind (repeatable): vae.resolution (bucket or original), t5xxl.max_length (1 to 512)
+    options:list|None=None, # KIND.NAME=VALUE: a setting of a kind (repeatable): vae.resolution (bucket or original), t5xxl.max_length (1 to 512), aesthetic.head (the head's weights: a file or OWNER/REPO/FILE)
     resolutions:str|None=None, # Bucket resolutions of the VAE latents, comma-separated, each a multiple of 256: 512,768,1024 makes the three from one decode (default: 1024)
     dinov3_model:str|None=None, # Hub id or directory of the DINOv3 model (the same as --model dinov3=ID)
     vae_model:str|None=None, # Hub id, AutoencoderKL or pipeline directory of the VAE (the same as --model vae=ID)
