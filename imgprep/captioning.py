@@ -17,7 +17,7 @@ import orjson
 from fastcore.meta import delegates
 
 from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, exclusive_dir, fault, flocked, lock_holder, logger, resolved, shown
-from .cli import Progress, cli_parser, run_cli
+from .cli import Progress, cli_parser, glued, interrupt, progress_lock, run_cli, signals_to, ticking, warnings_above
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
 from .kinds import KINDS
@@ -29,7 +29,7 @@ from .models import hub_access, loading, pick_device, pick_dtype, quiet_librarie
 from .plan import BadRecord, resolve_image
 from .pool import open_workers, placement, worker_devices
 from .cluster import parse_part, part_name
-from .stage2 import _glued, _interrupt, _signals, _tick_lock, _ticking, _warnings_above, recorded_images_root
+from .stage2 import recorded_images_root
 
 # %% auto #0
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
@@ -396,7 +396,7 @@ def caption_batches(
     left = [b for b in range(len(batches)) if b not in done and (part is None or b % part[1] == part[0])]
     progress = Progress(progress_every, lambda: f'progress: {progress.n} of {progress.total} photos captioned', lambda s: print(s, file=sys.stderr, flush=True),
                         total=sum(len(batches[b]) for b in left), bar=None)  # a bar on a terminal, lines otherwise
-    with open(journal, 'ab') as f, _signals(_interrupt), _ticking(progress), _warnings_above(progress), closing(_decoding_ahead(batches, left, store)) as ahead:
+    with open(journal, 'ab') as f, signals_to(interrupt), ticking(progress), warnings_above(progress), closing(_decoding_ahead(batches, left, store)) as ahead:
         if not journal.stat().st_size: _append(f, head)
         elif journal.read_bytes()[-1:] != b'\n': f.write(b'\n')  # a line a kill tore stays a line of its own, never the start of the next
         try:
@@ -406,7 +406,7 @@ def caption_batches(
                 for task,entries,_ in w.map(tasks) if left else ():  # one worker here: this process decodes ahead; several: each decodes its own
                     done[task.batch] = entries
                     _append(f, dict(batch=task.batch, entries=entries))
-                    with _tick_lock: progress.tick(len(task.todo))  # the lock of Stage 2's thread that reports every 10 s
+                    with progress_lock: progress.tick(len(task.todo))  # the lock of Stage 2's thread that reports every 10 s
                     fault('caption_batch')
         except KeyboardInterrupt as e:
             logger.warning(f'interrupted ({e}): {progress.n} of {progress.total} photos captioned by this run, kept with {counts["resumed"]} '
@@ -579,5 +579,5 @@ def caption_parser()->argparse.ArgumentParser:
 
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_caption`."
-    argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])  # `--part -1/3` reaches the check that says what is wrong with it
+    argv = glued(sys.argv[1:] if argv is None else [str(a) for a in argv])  # `--part -1/3` reaches the check that says what is wrong with it
     run_cli('imgprep_caption', run_caption, **vars(caption_parser().parse_args(argv)))

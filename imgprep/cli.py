@@ -4,15 +4,17 @@
 
 # %% ../nbs/00c_cli.ipynb #cl0imports
 from __future__ import annotations
-import argparse, errno, inspect, sys, time
+import argparse, errno, inspect, signal, sys, threading, time
+from contextlib import contextmanager
 from typing import Callable
 
 from fastcore.docments import docments
 
-from .core import ImgprepError, setup_logging
+from .core import ImgprepError, logger, setup_logging
 
 # %% auto #0
-__all__ = ['format_counters', 'format_duration', 'Progress', 'os_error_line', 'run_cli', 'cli_parser']
+__all__ = ['progress_lock', 'format_counters', 'format_duration', 'Progress', 'ticking', 'warnings_above', 'os_error_line',
+           'run_cli', 'interrupt', 'signals_to', 'glued', 'cli_parser']
 
 # %% ../nbs/00c_cli.ipynb #d82fe346
 def format_counters(
@@ -81,6 +83,32 @@ def _tqdm(**kw):
     from tqdm.auto import tqdm  # imported only where a bar is wanted
     return tqdm(**kw)
 
+# %% ../nbs/00c_cli.ipynb #171b83bc
+progress_lock = threading.Lock() # Taken by every tick of a progress that `ticking` also ticks
+
+@contextmanager
+def ticking(progress:Progress):
+    "Let `progress` report by time from a thread while the block runs."
+    done = threading.Event()
+    def loop():
+        while not done.wait(min(1, progress.seconds or 1)):
+            with progress_lock: progress.tick(0)
+    t = threading.Thread(target=loop, daemon=True)
+    t.start()
+    try: yield
+    finally:
+        done.set()
+        t.join()
+
+@contextmanager
+def warnings_above(progress:Progress):
+    "On a terminal bar, print imgprep's warnings above the bar instead of through it."
+    if progress.bar is None:
+        yield
+        return
+    from tqdm.contrib.logging import logging_redirect_tqdm
+    with logging_redirect_tqdm(loggers=[logger]): yield
+
 # %% ../nbs/00c_cli.ipynb #1d8991b2
 _OS_HINTS = {errno.ENOSPC: 'free some space, then run the same command again: it goes on from where it stopped',
              errno.EROFS: 'that filesystem is read-only; write somewhere else',
@@ -116,6 +144,31 @@ def run_cli(
         sys.exit(130)
     print(format_counters(counters), flush=True)
     if failed is not None and failed(counters): sys.exit(1)
+
+# %% ../nbs/00c_cli.ipynb #01db0eed
+def interrupt(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
+
+@contextmanager
+def signals_to(handler):
+    "SIGINT and SIGTERM go to `handler` inside the block (only the main thread can handle signals)."
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield
+    finally:
+        for s,h in old.items(): signal.signal(s, h)
+
+def glued(
+    argv:list, # Command-line arguments
+    flags:tuple=('--part',), # The flags whose value may start with a dash
+)->list:
+    "`--part -1/3` as `--part=-1/3`: argparse takes a value that starts with a dash for a flag, and would not say what is wrong with it."
+    out = []
+    for a in argv:
+        if out and out[-1] in flags and a.startswith('-'): out[-1] = f'{out[-1]}={a}'
+        else: out.append(a)
+    return out
 
 # %% ../nbs/00c_cli.ipynb #24d7c23a
 def _annotation_names(ann)->set:

@@ -16,7 +16,7 @@ from fastcore.basics import chunked
 from fastcore.meta import delegates
 
 from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_save_npy, atomic_write_json, check_free_disk, exclusive_dir, fault, flocked, lock_holder, lock_taken, iter_jsonl, logger, read_regular, remove_temps, shown, temp_path, quiet)
-from .cli import Progress, cli_parser, format_counters, run_cli
+from .cli import Progress, cli_parser, format_counters, glued, interrupt, progress_lock, run_cli, signals_to, ticking, warnings_above
 from .kinds import KINDS, Stage2Layout, kind_of
 from .format import (inline_embedding, CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, caption_digest, check_encoders, read_encoders,
                             stored_caption_states, tree_kinds)
@@ -159,7 +159,7 @@ def _encode_all(run:Planner, journal:Journal|None, workers:Workers, progress:Pro
     "Plan every chunk, have `workers` encode it, and record what they did."
     chunks = {}
     def tick(n:int|Counter):  # a count, or the kinds of arrays just written
-        with _tick_lock:
+        with progress_lock:
             if isinstance(n, Counter): run.written.update(n); n = n.total()
             progress.tick(n)
     for task,done,_ in workers.map(_tasks(run, journal, chunks, tick, len(workers.devices), workers.reports_progress), progress=tick):
@@ -183,49 +183,9 @@ def _progress_line(c:Counter, kinds:tuple)->str:
     return (f"progress: {c['migrated_new']} migrated, {c['enriched']} enriched, {c['extracted']} extracted, {c['skipped']} skipped (total: {c['total']}), "
             f"new .npy: {', '.join(str(c['new_' + k]) + ' ' + k for k in kinds)}")
 
-# %% ../nbs/06d_stage2.ipynb #822f6a5d
-_tick_lock = threading.Lock()
-
-@contextmanager
-def _ticking(progress:Progress):
-    "Let `progress` report by time from a thread while the block runs: one chunk of large photos can take many minutes."
-    done = threading.Event()
-    def loop():
-        while not done.wait(min(1, progress.seconds or 1)):
-            with _tick_lock: progress.tick(0)
-    t = threading.Thread(target=loop, daemon=True)
-    t.start()
-    try: yield
-    finally:
-        done.set()
-        t.join()
-
-# %% ../nbs/06d_stage2.ipynb #5f2c9c57
-@contextmanager
-def _warnings_above(progress:Progress):
-    "On a terminal bar, print imgprep's warnings above the bar instead of through it."
-    if progress.bar is None:
-        yield
-        return
-    from tqdm.contrib.logging import logging_redirect_tqdm
-    with logging_redirect_tqdm(loggers=[logger]): yield
-
 # %% ../nbs/06d_stage2.ipynb #ff57b61d
-def _interrupt(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
-
-@contextmanager
-def _signals(handler):
-    "SIGINT and SIGTERM go to `handler` inside the block (only the main thread can handle signals)."
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try: yield
-    finally:
-        for s,h in old.items(): signal.signal(s, h)
-
 def _merge(journal:Path, dst:Path, backup:Path|None)->str:
-    with _signals(signal.SIG_IGN): return merge_journal(journal, dst, backup)
+    with signals_to(signal.SIG_IGN): return merge_journal(journal, dst, backup)
 
 # %% ../nbs/06d_stage2.ipynb #467eaccc
 INLINE_CHECK = 8 # records whose inline vector is recomputed when the DINOv3 model is loaded anyway
@@ -476,7 +436,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     progress = Progress(progress_every, lambda: _progress_line(on_disk(run), run.kinds), lambda s: print(s, file=sys.stderr, flush=True),
                         total=total, bar=None)  # a bar when stderr is a terminal, lines otherwise
     stop = None
-    with _signals(_interrupt), _ticking(progress), _warnings_above(progress):
+    with signals_to(interrupt), ticking(progress), warnings_above(progress):
         journal = Journal(journal_path(run.lay.jsonl), run.src) if committing else None
         try:
             _encode_all(run, journal, pool, progress)
@@ -529,19 +489,10 @@ def stage2_parser()->argparse.ArgumentParser:
                       max_batch_pixels=dict(metavar='N'), part=dict(metavar='I/N|slurm'),
                       check_inline=dict(metavar='N'), accept=dict(metavar='FIELD'), progress_every=dict(metavar='N'))
 
-# %% ../nbs/06d_stage2.ipynb #40d8ea5c
-def _glued(argv:list, flags:tuple=('--part',))->list:
-    "`--part -1/3` as `--part=-1/3`: argparse takes a value that starts with a dash for a flag, and would not say what is wrong with it."
-    out = []
-    for a in argv:
-        if out and out[-1] in flags and a.startswith('-'): out[-1] = f'{out[-1]}={a}'
-        else: out.append(a)
-    return out
-
 # %% ../nbs/06d_stage2.ipynb #20cfa963
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_stage2`."
-    argv = _glued(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    argv = glued(sys.argv[1:] if argv is None else [str(a) for a in argv])
     run_cli('imgprep_stage2', run_stage2, **vars(stage2_parser().parse_args(argv)),
             failed=lambda c: c.get('problems', 0) > 0 or nothing_usable(c))
 
