@@ -21,7 +21,7 @@ from .cli import Progress, cli_parser, glued, interrupt, progress_lock, run_cli,
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
 from .kinds import KINDS
-from .storage import Store, is_url, shown_url
+from .storage import Store, is_url, shown_place, shown_url
 from .batches import fetch_object
 from .tiny_models import random_weights
 from .images import ImageError, load_rgb
@@ -35,8 +35,8 @@ from .stage2 import recorded_images_root
 __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QWEN2_5_VL', 'JOURNAL', 'CAPTION_COUNTERS',
            'Captioner', 'register_captioner', 'unregister_captioner', 'captioner_of', 'florence2_processor',
            'florence2_inputs', 'florence2_prompt', 'qwen_processor', 'qwen_inputs', 'check_model', 'load_captioner',
-           'caption_images', 'shown_photo', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings',
-           'settings_difference', 'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
+           'caption_images', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings', 'settings_difference',
+           'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
            'caption_journal_path', 'file_digest', 'read_journal', 'caption_batches', 'part_journal_path',
            'part_journals', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
 
@@ -184,10 +184,6 @@ def caption_images(
     return [(resolved(c.post)(t), n) for t,n in zip(texts, counts)]
 
 # %% ../nbs/06h_captioning.ipynb #2e71e9c1
-def shown_photo(path:Path|str)->str:
-    "A photo as messages name it: a file's path, or an object's URL without its user part."
-    return shown_url(path) if isinstance(path, str) else shown(path)
-
 @dataclass(frozen=True)
 class CaptionBatch:
     "One batch of a run: its index, its photos, and those photos decoded when this process decoded them ahead."
@@ -195,7 +191,7 @@ class CaptionBatch:
     todo: list # [(line index, image path)]
     decoded: tuple|None = None # `_decoded(todo)`, or None: the worker decodes
     @property
-    def key(self)->str: return f'batch {self.batch} ({shown_photo(self.todo[0][1])}...)'
+    def key(self)->str: return f'batch {self.batch} ({shown_place(self.todo[0][1])}...)'
 
 @dataclass(frozen=True)
 class CaptionSpec:
@@ -487,7 +483,7 @@ def _merged(lines:list, recs:list, entries:list, source:str, primary:bool, todo:
     "The JSONL's lines with each new caption added; cut, empty and bad ones counted and named."
     out = list(lines)
     for e in entries:
-        where = shown_photo(todo[e['line']])
+        where = shown_place(todo[e['line']])
         if 'bad' in e: counts['bad_photos'] += 1; logger.warning(f"{e['bad']}; bad_photo: not captioned"); continue
         if e['tokens'] >= max_new_tokens: counts['hit_limit'] += 1; logger.warning(f'{where}: hit_limit: its caption reached --max-new-tokens {max_new_tokens} and is cut')
         if not e['text']: counts['empty_captions'] += 1; logger.warning(f'{where}: empty_caption: the model wrote nothing; not kept'); continue
