@@ -1,16 +1,17 @@
 """Benchmark imgprep_ingest: images/s over a folder of real photographs, against reading and hashing every byte with all
 cores, and against a bare header loop, in the same run.
 
-    python bench/bench_ingest.py [--images 10000] [--repeats 5] [--workers 2]
+    python bench/bench_ingest.py [--images 1000] [--repeats 5] [--workers 2] [--megapixels 12]
 
 Every first ingest must read each file whole and hash it with SHA-256, so the baseline it is measured against is just
 that, with all cores: a pool of `os.cpu_count()` forked processes, started inside the clock as ingest starts its
 workers, each reading files whole and hashing them (`hashlib.file_digest`), files handed out in chunks of 64 (ingest's
 own chunk). Goal: ingest at least 0.8x of its speed (by the medians).
 
-The folder holds `--images` JPEGs made from the photographs matplotlib and scikit-image ship (at their own
-sizes, 300x451 to 512x741 pixels; the total size is printed), each made unique by a JPEG comment so that
-none is a duplicate, with a `.txt` caption beside each, half of them EXIF-rotated. The bare loop only opens each file with PIL
+The folder holds `--images` JPEGs made from the photographs matplotlib and scikit-image ship, scaled to
+`--megapixels` (default 12, a phone's photo, as users ingest them; `--megapixels 0` keeps their own sizes, 300x451 to
+512x741 pixels, where the work per file, not the hashing, is what is measured; the total size is printed), each made
+unique by a JPEG comment so that none is a duplicate, with a `.txt` caption beside each, half of them EXIF-rotated. The bare loop only opens each file with PIL
 and reads its size (`Image.open(p).size`: a header read, what a hand-written converter does, with no hash); ingest walks
 the folder, reads every caption, reads each image file once, hashes every byte with SHA-256 and reads the
 header with EXIF orientation from the same bytes, checks animation where it can happen, assigns the split
@@ -38,13 +39,17 @@ from imgprep.sources import folder_candidates
 PHOTOS = [Path(matplotlib.get_data_path())/'sample_data'/'grace_hopper.jpg'] + \
          [Path(skimage.__file__).parent/'data'/n for n in ('astronaut.png', 'coffee.png', 'rocket.jpg', 'motorcycle_left.png', 'chelsea.png')]
 
-def jpeg_bytes(p:Path, orientation:int=1)->bytes:
-    "The photograph at `p` as a JPEG, with an EXIF orientation when it is not 1."
+def jpeg_bytes(p:Path, orientation:int=1, megapixels:float=0)->bytes:
+    "The photograph at `p` as a JPEG, scaled to `megapixels` (0: its own size), with an EXIF orientation when it is not 1."
     b = io.BytesIO()
     kw = {}
     if orientation != 1:
         exif = Image.Exif(); exif[0x0112] = orientation; kw['exif'] = exif
-    Image.open(p).convert('RGB').save(b, 'JPEG', quality=90, **kw)
+    im = Image.open(p).convert('RGB')
+    if megapixels:
+        k = (megapixels*1e6/(im.width*im.height))**0.5
+        im = im.resize((round(im.width*k), round(im.height*k)), Image.LANCZOS)
+    im.save(b, 'JPEG', quality=90, **kw)
     return b.getvalue()
 
 def unique(jpeg:bytes, i:int)->bytes:
@@ -52,9 +57,9 @@ def unique(jpeg:bytes, i:int)->bytes:
     com = f'imgprep bench image {i}'.encode()
     return jpeg[:2] + b'\xff\xfe' + struct.pack('>H', len(com)+2) + com + jpeg[2:]
 
-def make_folder(d:Path, n:int)->list:
-    "`n` unique JPEGs with captions in 100 subfolders; returns their paths."
-    bases = [jpeg_bytes(p, o) for p in PHOTOS for o in (1, 6)]
+def make_folder(d:Path, n:int, megapixels:float=0)->list:
+    "`n` unique JPEGs of `megapixels` (0: the photographs' own sizes) with captions in 100 subfolders; returns their paths."
+    bases = [jpeg_bytes(p, o, megapixels) for p in PHOTOS for o in (1, 6)]
     paths = []
     for i in range(n):
         p = d/f'dir{i % 100:03d}'/f'IMG_{i:05d}.jpg'
@@ -97,14 +102,16 @@ def timed_ingest(d:Path, out:Path, workers:int)->tuple:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--images', type=int, default=10_000)
+    p.add_argument('--images', type=int, default=1_000)
     p.add_argument('--repeats', type=int, default=5, help='rounds; each round times every loop once')
     p.add_argument('--workers', type=int, default=2, help="ingest's worker processes")
+    p.add_argument('--megapixels', type=float, default=12,
+                   help="scale the photographs to this many megapixels (12: a phone's photo); 0 keeps their own sizes (0.2-0.4 MP)")
     a = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix='bench_ingest.'))
     try:
         t = time.perf_counter()
-        paths = make_folder(tmp/'photos', a.images)
+        paths = make_folder(tmp/'photos', a.images, a.megapixels)
         mb = sum(p.stat().st_size for p in paths)/1e6
         print(f'folder: {a.images} JPEGs ({mb:.0f} MB) with captions, made in {time.perf_counter()-t:.1f} s')
         load0 = os.getloadavg()
