@@ -12,18 +12,17 @@ import numpy as np
 
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, load_npy, logger, remove_temps, shown, fault
 from .cli import cli_parser, run_cli
-from .kinds import Stage2Layout, check_embedding
+from .kinds import Stage2Layout, check_embedding, stage2_tree
 from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
 # %% auto #0
 __all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
-           'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree', 'tree_vectors',
-           'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row',
-           'decision_rows', 'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids',
-           'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
-           'main']
+           'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'tree_vectors', 'vectors_seen',
+           'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row', 'decision_rows',
+           'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids', 'near_duplicate_drops', 'search',
+           'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 DECISION_FORMAT = 'imgprep-near-duplicates'
@@ -73,14 +72,6 @@ class TreeVectors:
         return out
 
 # %% ../nbs/06e_dedup.ipynb #9a9104df
-def stage2_tree(
-    base:str|Path, # The Stage 2 base directory
-)->Stage2Layout:
-    "The layout of the tree at `base`; `ImgprepError` when it has no metadata."
-    lay = Stage2Layout(base)
-    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
-    return lay
-
 def tree_vectors(
     base:str|Path, # The Stage 2 base directory
 )->TreeVectors:
