@@ -19,7 +19,7 @@ from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, iter_jsonl, 
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
            'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'SHARPNESS', 'TEXT_AREA', 'NSFW', 'CLIP_IMAGE_ID',
            'AESTHETIC_NEEDS', 'CLIP_IMAGE', 'AESTHETIC', 'KIND_SETS', 'DEFAULT_KINDS', 'SCORES_NAME', 'Option', 'Kind',
-           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
+           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes', 'mask_fields',
            'check_resolution', 'vae_at', 'parse_kinds', 'check_extra', 'parse_kind_options', 'Stage2Layout',
            'check_embedding', 'stage2_tree', 'kinds_table']
 
@@ -226,6 +226,11 @@ T5XXL = register_kind(Kind(
     'imgprep.text_encoders:T5XxlEncoder', 'imgprep.tiny_models:save_tiny_t5xxl', mask='t5xxl_attention_mask', mask_member='t5xxlm',
     shape_rule=text_shapes, options=dict(max_length=Option(512, low=1, high=512)),
     about="T5-XXL last hidden states, padded to --t5xxl-length tokens, as FLUX.1's pipeline computes them"))
+
+# %% ../nbs/00a_kinds.ipynb #bc10f7c3
+def mask_fields()->frozenset:
+    "The record fields that hold a caption's attention mask: one per registered kind that keeps one."
+    return frozenset(k.mask for k in KINDS.values() if k.mask)  # not cached: a kind may be registered at any time
 
 # %% ../nbs/00a_kinds.ipynb #k0res
 RESOLUTION_STEP,RESOLUTION_RANGE = 256,(256, 2048) # a bucket resolution must be a multiple of 256 in this range

@@ -19,7 +19,7 @@ from . import __version__
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, read_regular, remove_temps, safe_keys
 from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place, store_log
-from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
+from .kinds import DEFAULT_KINDS, Stage2Layout, kind_of, mask_fields
 from .curation import honoured
 from .buckets import bucket_name, parse_bucket
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_digest, caption_member, caption_state_path,
@@ -53,7 +53,7 @@ def sample_json(
     rec:dict, # A ready Stage 2 record
 )->bytes: # Compact UTF-8 JSON
     "The `.json` member: the Stage 2 record without the masks of the registered kinds, compact UTF-8."
-    masks = {k.mask for k in KINDS.values() if k.mask}
+    masks = mask_fields()
     return json.dumps({k:v for k,v in rec.items() if k not in masks}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
 # %% ../nbs/07_shards.ipynb #aa841102
