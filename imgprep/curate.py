@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import ImgprepError, exclusive_dir, iter_jsonl, remove_temps, shown, quiet
+from .core import ImgprepError, exclusive_dir, remove_temps, shown, quiet
 from .cli import cli_parser, run_cli
 from .kinds import KINDS, Stage2Layout, stage2_tree
-from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
-from .format import ENCODERS_NAME, kind_settings, read_encoders, tree_scores
+from .curation import CURATION_DIR, DECISIONS, read_sealed, tree_figures, tree_records, write_sealed
+from .format import ENCODERS_NAME, kind_settings, read_encoders
 
 # %% auto #0
 __all__ = ['QUALITY_FORMAT', 'QUANTILES', 'Rule', 'score_figures', 'parse_rules', 'TreeImages', 'tree_images', 'scores_seen',
@@ -76,16 +76,16 @@ class TreeImages:
     kinds: tuple # The score kinds whose table the tree holds
 
 def tree_images(
-    base:str|Path, # The Stage 2 base directory
+    base:str|Path, # The Stage 2 base directory (a `curation.ReadTree`: its records and scores read already)
 )->TreeImages:
     "The tree's images, splits and figures; `ImgprepError` when it has no metadata."
     lay,ids,val = stage2_tree(base),{},set()
     with quiet():
-        for _,r in iter_jsonl(lay.jsonl):
+        for r in tree_records(base, lay.jsonl):
             if type(iid := r.get('image_id')) is not str or iid in ids: continue
             ids[iid] = None
             if r.get('split') == 'val': val.add(iid)
-    return TreeImages(list(ids), val, tree_scores(lay.base), tuple(k for k in lay.kinds_present() if KINDS[k].is_score))
+    return TreeImages(list(ids), val, tree_figures(base), tuple(k for k in lay.kinds_present() if KINDS[k].is_score))
 
 def scores_seen(
     ti:TreeImages, # The tree's images

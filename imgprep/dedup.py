@@ -13,7 +13,7 @@ import numpy as np
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, load_npy, logger, remove_temps, shown, fault
 from .cli import cli_parser, run_cli
 from .kinds import Stage2Layout, check_embedding, stage2_tree
-from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
+from .curation import CURATION_DIR, DECISIONS, read_sealed, tree_records, write_sealed
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
@@ -73,14 +73,14 @@ class TreeVectors:
 
 # %% ../nbs/06e_dedup.ipynb #9a9104df
 def tree_vectors(
-    base:str|Path, # The Stage 2 base directory
+    base:str|Path, # The Stage 2 base directory (a `curation.ReadTree`: its records read already)
 )->TreeVectors:
     "The DINOv3 rows of the tree at `base` (vectors not read yet); `ImgprepError` when it has none."
     lay = stage2_tree(base)
     have = lay.existing_ids('dinov3') if lay.dir('dinov3').is_dir() else set()
     if not have: raise ImgprepError(f'{shown(lay.base)}: no DINOv3 vectors; run imgprep_stage2 with dinov3 (--kinds dinov3)')
     ids,pixels,caption,split,inputs,seen,missing = [],[],[],[],[],set(),0
-    for _,rec in iter_jsonl(lay.jsonl):
+    for rec in tree_records(base, lay.jsonl):
         iid = rec.get('image_id') if isinstance(rec, dict) else None
         if not isinstance(iid, str) or iid in seen: continue
         seen.add(iid)
