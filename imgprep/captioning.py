@@ -20,7 +20,7 @@ from .core import ImgprepError, atomic_write_json, atomic_writer, dumps_record, 
 from .cli import Progress, cli_parser, glued, interrupt, progress_lock, run_cli, signals_to, ticking, warnings_above
 from .format import CAPTIONS, MAIN_SOURCE, SOURCE_MAX, caption_digest, record_captions, record_problem
 from .captions import captions_note_path, generated_sources, with_captions
-from .kinds import KINDS
+from .kinds import mask_fields
 from .storage import Store, is_url, shown_place, shown_url
 from .batches import fetch_object
 from .tiny_models import random_weights
@@ -274,7 +274,7 @@ def add_caption(
     own = [(c['source'], c['text']) for c in record_captions(rec)] if has_caption(rec) else []
     out = with_captions(rec, [(source, text)] + own if primary else own + [(source, text)])
     if out['caption'] == rec.get('caption'): return out
-    masks = {k.mask for k in KINDS.values() if k.mask}
+    masks = mask_fields()
     return {k: v for k,v in out.items() if k not in masks}
 
 # %% ../nbs/06h_captioning.ipynb #91b84995

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from .core import ImgprepError, exclusive_dir, iter_jsonl, remove_temps, shown, quiet
+from .core import ImgprepError, exclusive_dir, remove_temps, shown, quiet
 from .cli import cli_parser, run_cli
-from .kinds import KINDS, Stage2Layout
-from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
-from .format import ENCODERS_NAME, kind_settings, read_encoders, tree_scores
+from .kinds import KINDS, Stage2Layout, stage2_tree
+from .curation import CURATION_DIR, DECISIONS, read_sealed, tree_figures, tree_records, write_sealed
+from .format import ENCODERS_NAME, kind_settings, read_encoders
 
 # %% auto #0
 __all__ = ['QUALITY_FORMAT', 'QUANTILES', 'Rule', 'score_figures', 'parse_rules', 'TreeImages', 'tree_images', 'scores_seen',
@@ -76,17 +76,16 @@ class TreeImages:
     kinds: tuple # The score kinds whose table the tree holds
 
 def tree_images(
-    base:str|Path, # The Stage 2 base directory
+    base:str|Path, # The Stage 2 base directory (a `curation.ReadTree`: its records and scores read already)
 )->TreeImages:
     "The tree's images, splits and figures; `ImgprepError` when it has no metadata."
-    lay,ids,val = Stage2Layout(base),{},set()
-    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
+    lay,ids,val = stage2_tree(base),{},set()
     with quiet():
-        for _,r in iter_jsonl(lay.jsonl):
+        for r in tree_records(base, lay.jsonl):
             if type(iid := r.get('image_id')) is not str or iid in ids: continue
             ids[iid] = None
             if r.get('split') == 'val': val.add(iid)
-    return TreeImages(list(ids), val, tree_scores(lay.base), tuple(k for k in lay.kinds_present() if KINDS[k].is_score))
+    return TreeImages(list(ids), val, tree_figures(base), tuple(k for k in lay.kinds_present() if KINDS[k].is_score))
 
 def scores_seen(
     ti:TreeImages, # The tree's images
@@ -209,10 +208,11 @@ def curate(
     if check: return _checked(derived_dir)
     rules = parse_rules(min_rules, max_rules)
     if not (rules or report): raise ImgprepError('give rules (--min FIGURE=VALUE, --max FIGURE=VALUE), or --report to see the figures first')
-    _check_figures(ti := tree_images(derived_dir), rules)
-    if report: return _report(ti, rules)
-    with exclusive_dir(base := Stage2Layout(derived_dir).base, 'imgprep_curate'):  # the tree's lock, as Stage 2 takes it: no score changes meanwhile
-        ti = tree_images(base)
+    if report:
+        _check_figures(ti := tree_images(derived_dir), rules)
+        return _report(ti, rules)
+    with exclusive_dir(base := stage2_tree(derived_dir).base, 'imgprep_curate'):  # the tree's lock, as Stage 2 takes it: no score changes meanwhile
+        _check_figures(ti := tree_images(base), rules)
         (cur := base/CURATION_DIR).mkdir(exist_ok=True)
         remove_temps(cur)
         rows = decision_rows(ti, rules)

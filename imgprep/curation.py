@@ -4,16 +4,18 @@
 
 # %% ../nbs/01b_curation.ipynb #013eaa19
 from __future__ import annotations
-import hashlib, json
+import hashlib, json, os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .core import ImgprepError, UnreadableFile, atomic_writer, fault, file_sha256, read_regular, resolved, seal, shown, unseal
+from .core import ImgprepError, UnreadableFile, atomic_writer, fault, file_sha256, iter_jsonl, read_regular, resolved, seal, shown, unseal
+from .format import tree_scores
 
 # %% auto #0
 __all__ = ['CURATION_DIR', 'DECISIONS', 'Decision', 'register_decision', 'unregister_decision', 'Honoured', 'honoured',
-           'write_sealed', 'read_sealed']
+           'ReadTree', 'tree_records', 'tree_figures', 'write_sealed', 'read_sealed']
 
 # %% ../nbs/01b_curation.ipynb #3a092e6c
 CURATION_DIR = 'curation' # <base>/curation/: decisions about which images to use, never the images themselves
@@ -87,6 +89,28 @@ def honoured(
         why = resolved(d.reasons)(value, base) if d.reasons is not None else {}
         out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base)), why))
     return out
+
+# %% ../nbs/01b_curation.ipynb #e7b3ffb7
+@dataclass(frozen=True)
+class ReadTree:
+    "A Stage 2 base directory with what a command has read of it already; a path wherever one is taken."
+    base: Path # The Stage 2 base directory
+    records: list # Every record of its metadata JSONL, in order
+    scores: dict # image_id -> {figure: value}, its score tables as `format.tree_scores` reads them
+    def __fspath__(self)->str: return os.fspath(self.base)
+
+def tree_records(
+    base:str|Path|ReadTree, # A Stage 2 base directory, or one read already
+    jsonl:Path, # Its metadata JSONL
+)->Iterable: # Its records, in order
+    "The records of the tree at `base`: those read already, or read from `jsonl` now."
+    return base.records if isinstance(base, ReadTree) else (r for _,r in iter_jsonl(jsonl))
+
+def tree_figures(
+    base:str|Path|ReadTree, # A Stage 2 base directory, or one read already
+)->dict: # image_id -> {figure: value}
+    "The figures of the tree's score tables: those read already, or read now."
+    return base.scores if isinstance(base, ReadTree) else tree_scores(base)
 
 # %% ../nbs/01b_curation.ipynb #77e4ee54
 def _line(obj)->bytes: return (json.dumps(obj, ensure_ascii=False, separators=(', ', ': ')) + '\n').encode('utf-8')

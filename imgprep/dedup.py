@@ -12,18 +12,17 @@ import numpy as np
 
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, load_npy, logger, remove_temps, shown, fault
 from .cli import cli_parser, run_cli
-from .kinds import Stage2Layout, check_embedding
-from .curation import CURATION_DIR, DECISIONS, read_sealed, write_sealed
+from .kinds import Stage2Layout, check_embedding, stage2_tree
+from .curation import CURATION_DIR, DECISIONS, read_sealed, tree_records, write_sealed
 from .format import ENCODERS_NAME, MADE_FROM, kind_settings, read_encoders
 from .tiny_models import random_weights
 
 # %% auto #0
 __all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
-           'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'stage2_tree', 'tree_vectors',
-           'vectors_seen', 'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row',
-           'decision_rows', 'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids',
-           'near_duplicate_drops', 'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser',
-           'main']
+           'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'tree_vectors', 'vectors_seen',
+           'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row', 'decision_rows',
+           'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids', 'near_duplicate_drops', 'search',
+           'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 DECISION_FORMAT = 'imgprep-near-duplicates'
@@ -73,23 +72,15 @@ class TreeVectors:
         return out
 
 # %% ../nbs/06e_dedup.ipynb #9a9104df
-def stage2_tree(
-    base:str|Path, # The Stage 2 base directory
-)->Stage2Layout:
-    "The layout of the tree at `base`; `ImgprepError` when it has no metadata."
-    lay = Stage2Layout(base)
-    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
-    return lay
-
 def tree_vectors(
-    base:str|Path, # The Stage 2 base directory
+    base:str|Path, # The Stage 2 base directory (a `curation.ReadTree`: its records read already)
 )->TreeVectors:
     "The DINOv3 rows of the tree at `base` (vectors not read yet); `ImgprepError` when it has none."
     lay = stage2_tree(base)
     have = lay.existing_ids('dinov3') if lay.dir('dinov3').is_dir() else set()
     if not have: raise ImgprepError(f'{shown(lay.base)}: no DINOv3 vectors; run imgprep_stage2 with dinov3 (--kinds dinov3)')
     ids,pixels,caption,split,inputs,seen,missing = [],[],[],[],[],set(),0
-    for _,rec in iter_jsonl(lay.jsonl):
+    for rec in tree_records(base, lay.jsonl):
         iid = rec.get('image_id') if isinstance(rec, dict) else None
         if not isinstance(iid, str) or iid in seen: continue
         seen.add(iid)

@@ -13,7 +13,7 @@ import numpy as np
 import orjson
 
 from .core import MAX_JSON_DEPTH, ImageIdError, ImgprepError, UnreadableFile, ids_in_dir, nests_deeper, read_regular, validate_image_id
-from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of
+from .kinds import DEFAULT_KINDS, KINDS, T5_MASK_LEN, Kind, Stage2Layout, check_embedding, kind_of, mask_fields
 from .buckets import assign_bucket, bucket_name, parse_bucket
 
 # %% auto #0
@@ -231,7 +231,7 @@ def inline_arrays(
     rec:dict, # A Stage 1 or Stage 2 record
 )->list: # Field names, in record order
     "The fields of `rec` outside `RECORD_FIELDS` and the masks that hold an array inline: a list, possibly nested, of `INLINE_ARRAY_MIN` or more numbers only."
-    masks = {k.mask for k in KINDS.values()}
+    masks = mask_fields()
     return [k for k,v in rec.items() if type(v) is list and k not in RECORD_FIELDS and k not in masks and (_count_numbers(v) or 0) >= INLINE_ARRAY_MIN]
 
 # %% ../nbs/01a_format.ipynb #89fea5f5

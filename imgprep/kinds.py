@@ -13,15 +13,15 @@ from typing import Callable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, iter_jsonl, resolved, validate_image_id
+from .core import ImgprepError, JSONL_NAME, comma_list, ids_in_dir, iter_jsonl, resolved, shown, validate_image_id
 
 # %% auto #0
 __all__ = ['KINDS', 'VAE_CROP_MULTIPLE', 'BASE_RESOLUTION', 'T5_MASK_LEN', 'FLUX_ID', 'DINOV3', 'VAE', 'T5', 'CLIP_L', 'T5XXL',
            'RESOLUTION_STEP', 'RESOLUTION_RANGE', 'VAE_AT', 'SHARPNESS', 'TEXT_AREA', 'NSFW', 'CLIP_IMAGE_ID',
            'AESTHETIC_NEEDS', 'CLIP_IMAGE', 'AESTHETIC', 'KIND_SETS', 'DEFAULT_KINDS', 'SCORES_NAME', 'Option', 'Kind',
-           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes',
+           'register_kind', 'unregister_kind', 'kind_of', 'scaled_sides', 'vae_shapes', 'text_shapes', 'mask_fields',
            'check_resolution', 'vae_at', 'parse_kinds', 'check_extra', 'parse_kind_options', 'Stage2Layout',
-           'check_embedding', 'kinds_table']
+           'check_embedding', 'stage2_tree', 'kinds_table']
 
 # %% ../nbs/00a_kinds.ipynb #k0option
 @dataclass(frozen=True)
@@ -227,6 +227,11 @@ T5XXL = register_kind(Kind(
     shape_rule=text_shapes, options=dict(max_length=Option(512, low=1, high=512)),
     about="T5-XXL last hidden states, padded to --t5xxl-length tokens, as FLUX.1's pipeline computes them"))
 
+# %% ../nbs/00a_kinds.ipynb #bc10f7c3
+def mask_fields()->frozenset:
+    "The record fields that hold a caption's attention mask: one per registered kind that keeps one."
+    return frozenset(k.mask for k in KINDS.values() if k.mask)  # not cached: a kind may be registered at any time
+
 # %% ../nbs/00a_kinds.ipynb #k0res
 RESOLUTION_STEP,RESOLUTION_RANGE = 256,(256, 2048) # a bucket resolution must be a multiple of 256 in this range
 
@@ -406,6 +411,15 @@ def check_embedding(
     if not any(fits(s) for s in shapes):
         return f"shape {arr.shape}, expected {' or '.join('(' + ', '.join('*' if x is None else str(x) for x in s) + (',)' if len(s) == 1 else ')') for s in shapes)}"
     if not np.isfinite(arr).all(): return f'{int((~np.isfinite(arr)).sum())} non-finite values'
+
+# %% ../nbs/00a_kinds.ipynb #4e569d9d
+def stage2_tree(
+    base:str|Path, # The Stage 2 base directory
+)->Stage2Layout:
+    "The layout of the tree at `base`; `ImgprepError` when it has no metadata."
+    lay = Stage2Layout(base)
+    if not lay.jsonl.is_file(): raise ImgprepError(f'{shown(lay.jsonl)}: no Stage 2 metadata; run imgprep_stage2 first')
+    return lay
 
 # %% ../nbs/00a_kinds.ipynb #k0table
 def kinds_table(

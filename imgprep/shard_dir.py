@@ -27,8 +27,8 @@ def shard_place(
     storage_options:str|dict|None=None, # For a URL: see `storage.parse_options`
     output:bool=False, # Shards are written there
 )->Folder|Store:
-    "`d` as a directory: opened with `storage.open_place` once, at the edge, and passed on as it is after that."
-    return d if isinstance(d, (Folder, Store)) else open_place(d, flag, storage_options, output)
+    "`d` as a directory: opened with `storage.open_place` once, at the edge (which passes one opened already on as it is)."
+    return open_place(d, flag, storage_options, output)
 
 # %% ../nbs/06g_shard_dir.ipynb #5062eebf
 SHARD_NAME = re.compile(r'bucket_([^/]+)/shard-[0-9]+\.tar') # a finished shard, relative to its directory; group 1: its bucket

@@ -19,8 +19,8 @@ from . import __version__
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, read_regular, remove_temps, safe_keys
 from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place, store_log
-from .kinds import DEFAULT_KINDS, KINDS, Stage2Layout, kind_of
-from .curation import honoured
+from .kinds import DEFAULT_KINDS, Stage2Layout, kind_of, mask_fields
+from .curation import ReadTree, honoured
 from .buckets import bucket_name, parse_bucket
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_digest, caption_member, caption_state_path,
                             read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, stored_caption_states, tree_kinds,
@@ -53,7 +53,7 @@ def sample_json(
     rec:dict, # A ready Stage 2 record
 )->bytes: # Compact UTF-8 JSON
     "The `.json` member: the Stage 2 record without the masks of the registered kinds, compact UTF-8."
-    masks = {k.mask for k in KINDS.values() if k.mask}
+    masks = mask_fields()
     return json.dumps({k:v for k,v in rec.items() if k not in masks}, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
 # %% ../nbs/07_shards.ipynb #aa841102
@@ -119,6 +119,8 @@ class Scan:
     counts: dict # total_records, ready_records, skipped_incomplete
     reasons: Counter = field(default_factory=Counter) # reason -> records skipped for it (malformed_line included)
     kinds: tuple = DEFAULT_KINDS # The tree's kinds: a sample's members
+    records: list|None = None # Every record of the JSONL, ready or not, when it is the tree's own (for the decisions' checks)
+    scores: dict = field(default_factory=dict) # image_id -> {figure: value}, the tree's score tables
 
 # %% ../nbs/07_shards.ipynb #sh0scan
 MAX_WARNINGS = 20
@@ -136,9 +138,11 @@ def scan_stage2(
         if not ids and not stored_caption_states(layout, k) - {caption_digest(EMPTY_CAPTION)}: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
+    records = [] if Path(jsonl).resolve() == layout.jsonl.resolve() else None  # another --jsonl: the decisions read the tree's own
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
     for line,rec in iter_jsonl(jsonl, bad):
+        if records is not None: records.append(rec)
         if (why := not_ready(rec, existing, encoders, states)) is None and rec['image_id'] in seen:
             why = 'duplicate_image_id', f"image_id {rec['image_id']!r} is already used by line {seen[rec['image_id']]}"
         if why:
@@ -151,7 +155,7 @@ def scan_stage2(
     if bad['malformed_lines']: reasons['malformed_line'] = bad['malformed_lines']
     skipped = sum(reasons.values())
     if skipped: logger.warning(f'{jsonl}: skipped {skipped} records: ' + ', '.join(f'{k}={v}' for k,v in reasons.most_common()))
-    return Scan(samples, dict(total_records=len(samples)+skipped, ready_records=len(samples), skipped_incomplete=skipped), reasons, tuple(existing))
+    return Scan(samples, dict(total_records=len(samples)+skipped, ready_records=len(samples), skipped_incomplete=skipped), reasons, tuple(existing), records, scores)
 
 # %% ../nbs/07_shards.ipynb #f80d469f
 SPLITS = ('train', 'val')
@@ -418,7 +422,8 @@ def honour_decisions(
 )->tuple: # (samples to shard, name -> sha256 of each decision honoured)
     "The ready samples less the images each curation decision the tree holds leaves out, in the registry's order; counted, and per reason when it gives them."
     samples,shas = scan.samples,{}
-    for h in honoured(base, ignore, accept_stale):
+    tree = base if scan.records is None else ReadTree(base, scan.records, scan.scores)  # the checks use what the scan read, not the files again
+    for h in honoured(tree, ignore, accept_stale):
         kept = [s for s in samples if s.image_id not in h.drops]
         scan.counts[h.decision.counted] = len(samples) - len(kept)
         why = Counter(h.reasons[s.image_id] for s in samples if s.image_id in h.drops and s.image_id in h.reasons)
