@@ -64,7 +64,7 @@ def _read_into(fd:int, mv:memoryview)->bool:
     return True
 
 # %% ../nbs/06f_tars.ipynb #54057f86
-CHUNK_SIZE = 256<<10
+CHUNK_SIZE = 2<<20 # a few samples of the 1024 bucket: one hand-over to the helper threads for several samples, still in the L3 cache
 PAGE = 4096 # A direct write's length and memory are whole pages: the largest block size a disk asks for
 _DIRECT = getattr(os, 'O_DIRECT', 0)
 
