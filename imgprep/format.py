@@ -348,15 +348,18 @@ def existing_shards(
     return sorted(Path(output_dir).glob('bucket_*/shard-*.tar'))
 
 # %% ../nbs/01a_format.ipynb #66c44b09
-_EXPONENT = {np.dtype(np.float16): (np.uint16, 0x7c00), np.dtype(np.float32): (np.uint32, 0x7f800000)}
+# (unsigned view, signed view, exponent bits, sign and exponent bits) of each float type
+_BITS = {np.dtype(np.float16): (np.uint16, np.int16, 0x7c00, 0xfc00), np.dtype(np.float32): (np.uint32, np.int32, 0x7f800000, 0xff800000)}
 
 def count_nonfinite(
     a:np.ndarray, # float16 or float32 array
 )->int:
     "How many values of `a` are inf or NaN (all exponent bits set)."
-    u,m = _EXPONENT[a.dtype]
-    e = a.view(u) & m
-    return int(np.count_nonzero(e == m)) if e.size and e.max() == m else 0
+    u,i,m,neg = _BITS[a.dtype]
+    # read as signed integers, a positive inf or NaN is at least the exponent bits; as unsigned, a negative one is at least
+    # sign and exponent: two maxima and no temporary array tell an array that has none, the usual case, at once
+    if not a.size or (a.view(i).max() < m and a.view(u).max() < neg): return 0
+    return int(np.count_nonzero(a.view(u) & m == m))
 
 # %% ../nbs/01a_format.ipynb #d48c9165
 def npy_header_len(
