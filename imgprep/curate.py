@@ -81,7 +81,7 @@ def tree_images(
     "The tree's images, splits and figures; `ImgprepError` when it has no metadata."
     lay,ids,val = stage2_tree(base),{},set()
     with quiet():
-        for r in tree_records(base, lay.jsonl):
+        for r in tree_records(base):
             if type(iid := r.get('image_id')) is not str or iid in ids: continue
             ids[iid] = None
             if r.get('split') == 'val': val.add(iid)

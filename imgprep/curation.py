@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from .core import ImgprepError, UnreadableFile, atomic_writer, fault, file_sha256, iter_jsonl, read_regular, resolved, seal, shown, unseal
+from .kinds import Stage2Layout
 from .format import tree_scores
 
 # %% auto #0
@@ -101,10 +102,9 @@ class ReadTree:
 
 def tree_records(
     base:str|Path|ReadTree, # A Stage 2 base directory, or one read already
-    jsonl:Path, # Its metadata JSONL
 )->Iterable: # Its records, in order
-    "The records of the tree at `base`: those read already, or read from `jsonl` now."
-    return base.records if isinstance(base, ReadTree) else (r for _,r in iter_jsonl(jsonl))
+    "The records of the tree at `base`: those read already, or read from its metadata JSONL now."
+    return base.records if isinstance(base, ReadTree) else (r for _,r in iter_jsonl(Stage2Layout(base).jsonl))
 
 def tree_figures(
     base:str|Path|ReadTree, # A Stage 2 base directory, or one read already

@@ -80,7 +80,7 @@ def tree_vectors(
     have = lay.existing_ids('dinov3') if lay.dir('dinov3').is_dir() else set()
     if not have: raise ImgprepError(f'{shown(lay.base)}: no DINOv3 vectors; run imgprep_stage2 with dinov3 (--kinds dinov3)')
     ids,pixels,caption,split,inputs,seen,missing = [],[],[],[],[],set(),0
-    for rec in tree_records(base, lay.jsonl):
+    for rec in tree_records(base):
         iid = rec.get('image_id') if isinstance(rec, dict) else None
         if not isinstance(iid, str) or iid in seen: continue
         seen.add(iid)
