@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, load_npy, logger, remove_temps, shown, fault
+from .core import ImgprepError, UnreadableFile, exclusive_dir, load_npy, logger, remove_temps, shown, fault
 from .cli import cli_parser, run_cli
 from .kinds import Stage2Layout, check_embedding, stage2_tree
 from .curation import CURATION_DIR, DECISIONS, read_sealed, tree_records, write_sealed
