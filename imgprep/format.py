@@ -425,7 +425,7 @@ def npy_problem(
 def load_npy_bytes(
     b:bytes|bytearray, # A whole `.npy` file
     head:tuple|None=None, # (offset, shape, fortran_order, dtype) the caller already parsed from `b`: not parsed again
-)->np.ndarray: # Writable: a view of `b` when `b` is writable (a bytearray), else a copy
+)->np.ndarray: # Writable: a view of `b` when `b` is writable (a bytearray, a writable memoryview), else a copy
     "The array of a `.npy` file in memory, never unpickling; `ValueError` when the file is not exactly its header and data."
     if head is None:
         start = npy_header_len(b)

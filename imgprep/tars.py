@@ -17,8 +17,8 @@ from .core import ImgprepError, open_regular, temp_path
 from .storage import Store
 
 # %% auto #0
-__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'tar_header', 'TarStream', 'ShardFile', 'DamagedTar',
-           'tar_members', 'tar_samples', 'ReadAhead', 'stored_samples']
+__all__ = ['BLOCK', 'RECORD', 'TAR_MODE', 'TAR_MTIME', 'CHUNK_SIZE', 'PAGE', 'MAPPED_SIZE', 'tar_header', 'TarStream',
+           'ShardFile', 'DamagedTar', 'tar_members', 'tar_samples', 'ReadAhead', 'stored_samples']
 
 # %% ../nbs/06f_tars.ipynb #a75714aa
 BLOCK, RECORD = 512, 20*512  # tar block; tar files are padded to whole records of 20 blocks, as GNU tar and tarfile do
@@ -219,42 +219,74 @@ def _readv(fd:int, bufs:list)->int:
     return got
 
 # %% ../nbs/06f_tars.ipynb #e7c4cc4c
+def _header_size(h, path, at:int, room:int)->int:
+    "The member size the tar header `h` at byte `at` gives, checked: a bad checksum, or more bytes than the `room` after the header, is `DamagedTar`."
+    try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
+    except ValueError: ok = False  # a field that is not even a number: garbage, not a header
+    if not ok: raise DamagedTar(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
+    if size > room: raise DamagedTar(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
+    return size
+
+def _regular_files(entries:Iterator, path)->Iterator:
+    "(name, data) of the regular files among a tar's (offset, header, data) `entries`: GNU long names joined to their member, ustar prefixes added, pax refused."
+    long_name = None
+    for at,h,data in entries:
+        kind = bytes(h[156:157])
+        if kind == b'L': long_name = _tar_text(data, path, at); continue
+        if kind in (b'x', b'g'): raise DamagedTar(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
+        name = long_name or _tar_text(h[:100], path, at)
+        if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
+        long_name = None
+        if kind in (b'0', b'\0'): yield name, data
+
+def _read_entries(readv, path, total:int)->Iterator:
+    "(offset, header, data) of each member, read through `readv`: one call a member, for its data, its padding and the next header."
+    pos,h = BLOCK,bytearray(BLOCK)
+    h = h[:readv([h])]
+    while len(h) == BLOCK and h.count(0) != BLOCK:
+        size = _header_size(h, path, pos-BLOCK, total-pos)
+        data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
+        if (got := readv([data, rest])) < size: raise DamagedTar(f'{path}: truncated in a member at byte {pos}')
+        yield pos-BLOCK, h, data
+        pos,h = pos + len(data) + len(rest),rest[-size % BLOCK:got-size]
+    if 0 < len(h) < BLOCK: raise DamagedTar(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
+
 def _members(
     readv, # Fills a list of buffers from the tar, in order; the bytes filled, fewer only at its end
     path, # What names the tar in errors
     total:int, # Its size in bytes
-)->Iterator: # As `tar_members`
+)->Iterator: # (name, data) of each regular file, in order; data is a `bytearray`
     "The regular files of an uncompressed tar read sequentially through `readv`, one call a member (its data, padding and the next header)."
-    long_name,pos,h = None,BLOCK,bytearray(BLOCK)
-    h = h[:readv([h])]
-    while len(h) == BLOCK and h.count(0) != BLOCK:
-        at = pos-BLOCK
-        try: ok,size = _tar_int(h[148:156]) == sum(h[:148]) + 256 + sum(h[156:]),_tar_int(h[124:136])
-        except ValueError: ok = False  # a field that is not even a number: garbage, not a header
-        if not ok: raise DamagedTar(f'{path}: not a tar file, or damaged: bad tar header checksum at byte {at}')
-        kind = bytes(h[156:157])
-        if size > total - pos: raise DamagedTar(f'{path}: truncated, or a bad header: the member at byte {at} claims {size} bytes, more than the file holds')
-        data,rest = bytearray(size),bytearray(-size % BLOCK + BLOCK)
-        got = readv([data, rest])
-        if got < size: raise DamagedTar(f'{path}: truncated in a member at byte {pos}')
-        pos += len(data) + len(rest)
-        nxt = rest[-size % BLOCK:got-size]
-        if kind == b'L': long_name = _tar_text(data, path, at)
-        elif kind in (b'x', b'g'): raise DamagedTar(f'{path}: pax headers are not supported here; read it with wds.WebDataset')
-        else:
-            name = long_name or _tar_text(h[:100], path, at)
-            if not long_name and h[257:263] == b'ustar\0' and h[345]: name = _tar_text(h[345:500], path, at) + '/' + name
-            long_name = None
-            if kind in (b'0', b'\0'): yield name, data
-        h = nxt
+    return _regular_files(_read_entries(readv, path, total), path)
+
+# %% ../nbs/06f_tars.ipynb #4db6dfa0
+MAPPED_SIZE = 64 << 10 # members of at least this many bytes are views of a mapped shard; smaller ones are copied
+
+def _mapped_entries(m:mmap.mmap, path)->Iterator:
+    "(offset, header, data) of each member of the tar mapped at `m`: data from `MAPPED_SIZE` bytes on a view of the mapping, smaller data a copy."
+    view,total,pos = memoryview(m),len(m),0
+    while len(h := m[pos:pos+BLOCK]) == BLOCK and h.count(0) != BLOCK:
+        size = _header_size(h, path, pos, total-pos-BLOCK)
+        data = view[pos+BLOCK:pos+BLOCK+size]
+        yield pos, h, data if size >= MAPPED_SIZE else bytearray(data)
+        pos += BLOCK + size + -size % BLOCK
     if 0 < len(h) < BLOCK: raise DamagedTar(f'{path}: truncated: it ends {len(h)} bytes into a tar block')
+
+def _mapped(fd:int, total:int)->mmap.mmap|None:
+    "A private, copy-on-write mapping of the open file: what is written to it never reaches the disk. None where it cannot be mapped (an empty file, a file system without mappings, no memory to commit)."
+    try: m = mmap.mmap(fd, total, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    except (OSError, ValueError): return None
+    with suppress(OSError, AttributeError): m.madvise(mmap.MADV_SEQUENTIAL)  # read ahead as a file read sequentially is
+    return m
 
 def tar_members(
     path:str|Path, # A tar file
-)->Iterator: # (name, data) of each regular file, in order; data is a bytearray, so arrays decoded from it need no copy
-    "The regular files of an uncompressed tar, read sequentially, one system call a member (its data, padding and the next header); a size beyond the file's end is refused before any read."
+)->Iterator: # (name, data) of each regular file, in order: data a `bytearray`, or from `MAPPED_SIZE` bytes on a writable `memoryview` of the mapped file; arrays decoded from either need no copy
+    "The regular files of an uncompressed tar, read sequentially from a copy-on-write mapping of it (or by `readv`, a system call a member, where it cannot be mapped); a size beyond the file's end is refused before it is touched."
     fd,total = open_regular(path)
-    try: yield from _members(partial(_readv, fd), path, total)
+    try:
+        m = _mapped(fd, total)
+        yield from _regular_files(_mapped_entries(m, path) if m is not None else _read_entries(partial(_readv, fd), path, total), path)
     finally: os.close(fd)
 
 # %% ../nbs/06f_tars.ipynb #ea5a003e
