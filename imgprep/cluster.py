@@ -386,7 +386,7 @@ def parts_report(
     n,out = s['parts'],[f"{tree}: {s['done']} of {s['parts']} parts done{' (' + s['done_parts'] + ')' if s['done'] else ''}"]
     if s['running']: out.append(f"running: {s['running_parts']} (their locks are held)")
     if s['array']: out.append(f"unfinished: {s['array']}; submit them again with --array={s['array']} and --part slurm/{n} (or --part I/{n} for each)")
-    if not s['unfinished']: out.append(f'all parts done: a run without --part finishes the run')
+    if not s['unfinished']: out.append('all parts done: a run without --part finishes the run')
     return '\n'.join(out)
 
 # %% ../nbs/05b_cluster.ipynb #e16960e3

@@ -11,7 +11,7 @@ from typing import Iterator
 import numpy as np
 import orjson
 
-from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, ids_in_dir, iter_jsonl, logger, shown, quiet
+from .core import JSONL_NAME, atomic_copy, atomic_writer, atomic_write_bytes, dumps_record, fault, iter_jsonl, logger, shown, quiet
 from .kinds import Stage2Layout, check_embedding, kind_of
 from .format import CAPTION_STATES, ENCODERS_NAME, MADE_FROM, kind_settings, npy_header, npy_header_len, read_encoders, state_mask_path
 from .buckets import assign_bucket

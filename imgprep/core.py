@@ -12,7 +12,6 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import orjson
-from fastcore.docments import docments
 
 # %% auto #0
 __all__ = ['logger', 'NAME_MAX', 'TEMP_EXTRA', 'ID_MAX_BYTES', 'JSONL_NAME', 'MAX_JSON_DEPTH', 'FAULT_ENV', 'PR_SET_PDEATHSIG',

@@ -409,8 +409,8 @@ def _report(tv:TreeVectors, method:str, nn:np.ndarray)->dict:
 def dedup_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_dedup`: the parameters of `find_near_duplicates`."
     return cli_parser(find_near_duplicates, 'imgprep_dedup', keep=dict(metavar='RULE'), method=dict(metavar='METHOD'),
-                      epilog=f'The decision is read by imgprep_shard, which leaves the dropped images out unless --keep-near-duplicates. '
-                             f'The default threshold is provisional for DINOv3 (measured with another pretrained network): check it with --report.')
+                      epilog='The decision is read by imgprep_shard, which leaves the dropped images out unless --keep-near-duplicates. '
+                             'The default threshold is provisional for DINOv3 (measured with another pretrained network): check it with --report.')
 
 def main(argv:list|None=None):
     "Command line entry point of `imgprep_dedup`."

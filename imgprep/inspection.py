@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_inspection.ipynb #3543c4b0
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, sys, threading, time
+import hashlib, json, multiprocessing, os, sys, threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from itertools import repeat
@@ -16,10 +16,10 @@ from fastcore.basics import chunked
 from .core import (ImgprepError, UnreadableFile, atomic_write_bytes, die_with_parent, logger, open_regular, printable, read_regular,
                    seal, shown, unseal)
 from .images import TAIL, ImageError, check_whole, ends_whole, image_size, is_animated, load_rgb, stop_if_out_of_memory
-from .storage import Store, is_transient, shown_url, store_error
+from .storage import Store, shown_url, store_error, tried
 
 # %% auto #0
-__all__ = ['ANIMATABLE', 'WHOLE_FILE_MAX', 'PARALLEL_MIN', 'IMAGES_PER_TASK', 'RETRIES', 'STREAM_READ_BYTES', 'OBJECT_THREADS',
+__all__ = ['ANIMATABLE', 'WHOLE_FILE_MAX', 'PARALLEL_MIN', 'IMAGES_PER_TASK', 'STREAM_READ_BYTES', 'OBJECT_THREADS',
            'BYTES_IN_FLIGHT', 'SEEN', 'SEEN_VERSION', 'OutsideRoot', 'inspect_data', 'inspect_image', 'file_infos',
            'retried', 'get_object', 'inspect_object', 'object_infos', 'file_token', 'remembered', 'seen_path',
            'read_seen', 'write_seen', 'inspected']
@@ -104,22 +104,18 @@ def file_infos(paths:list, decode:bool, workers:int, root:str|None=None)->Iterat
     finally: ex.shutdown(cancel_futures=True) # stopped early (an error, Ctrl-C): chunks not yet started are dropped
 
 # %% ../nbs/03b_inspection.ipynb #78bb46c3
-RETRIES = 3 # Tries of a read that meets a transient error (a connection lost, a timeout) before the run stops
-
 def retried(
     store:Store, # The store read
     rel:str, # The object read, named in the error
     read:Callable, # Does the reading: called again after a transient error
 ):
-    "`read()`, tried `RETRIES` times with a short backoff when the error is the network's; else one line (`StoreError`, exit status 1)."
-    for i in range(RETRIES):
-        try: return read()
-        except (FileNotFoundError, ImgprepError): raise
-        except Exception as e:
-            if is_transient(e) and i < RETRIES - 1: time.sleep(0.25 * 2**i); continue
-            err = store_error(e, store.url_of(rel), store.opts)
-            err.exit_status = 1  # a failed run, not a bad argument: the same command finishes once the store answers
-            raise err from None
+    "`read()`, `storage.tried` again while the error is the network's; else one line (`StoreError`, exit status 1)."
+    try: return tried(read)
+    except (FileNotFoundError, ImgprepError): raise
+    except Exception as e:
+        err = store_error(e, store.url_of(rel), store.opts)
+        err.exit_status = 1  # a failed run, not a bad argument: the same command finishes once the store answers
+        raise err from None
 
 # %% ../nbs/03b_inspection.ipynb #f5d59c78
 def get_object(

@@ -273,7 +273,7 @@ def kind_options(
     vaes = [k for k in kinds if 'vae' in (k, kind_of(k).derived_from)]
     if len(vaes) > 1 or vaes and kind_of(vaes[0]).derived_from:
         if any(out[k].get('resolution') == 'original' for k in vaes):
-            raise ImgprepError(f"vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
+            raise ImgprepError("vae.resolution original (the photo's own size) cannot be combined with --resolutions: a resolution scales "
                                'the aspect buckets; use bucket, or make the original-size latents alone')
     return out
 

@@ -4,12 +4,12 @@
 
 # %% ../nbs/06d_stage2.ipynb #b451bc0b
 from __future__ import annotations
-import argparse, json, os, shutil, signal, sys, threading
+import argparse, json, os, shutil, signal, sys
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 from fastcore.basics import chunked
@@ -222,7 +222,7 @@ def _check_inline(run:Planner, kind:str, workers, n:int)->dict:
 # %% ../nbs/06d_stage2.ipynb #s2prepare
 def _check_args(batch_size, t5_batch_size, progress_every, jsonl, lay, images_root, min_free_gb):
     "Refuse before any work: numbers out of range, no JSONL, no images root, too little disk."
-    if batch_size < 1 or t5_batch_size < 1: raise ImgprepError(f'--batch-size and --t5-batch-size must be at least 1')
+    if batch_size < 1 or t5_batch_size < 1: raise ImgprepError('--batch-size and --t5-batch-size must be at least 1')
     if type(progress_every) is not int or progress_every < 0: raise ImgprepError(f'--progress-every {progress_every!r}: must be 0 or more')
     if not (jsonl.is_file() or lay.jsonl.is_file()):
         raise FileNotFoundError(f'{shown(jsonl)}: no such JSONL; run imgprep_ingest on your photos first (it writes this file), or give the Stage 1 file with --jsonl')

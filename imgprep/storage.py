@@ -15,9 +15,9 @@ from .core import ImgprepError, atomic_copy, atomic_write_bytes, one_line, shown
 
 # %% auto #0
 __all__ = ['OPTIONS_ENV', 'PUBLIC_OPTIONS', 'CLOUD_EXTRA', 'LOCAL_SCHEMES', 'IN_PROCESS', 'GOOGLE_SCHEMES', 'OBJECT_STORES',
-           'STREAM_RETRIES', 'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub',
-           'local_path', 'StoreError', 'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error',
-           'is_transient', 'Store', 'ObjectStream', 'Folder', 'open_place', 'absolute_place', 'place_options',
+           'TRIES', 'STORE_LOGGERS', 'is_url', 'url_scheme', 'shown_url', 'parse_options', 'scrub', 'local_path',
+           'StoreError', 'filesystem', 'google_credentials', 'place', 'no_bucket', 'store_error', 'is_transient',
+           'tried', 'Store', 'ObjectStream', 'Folder', 'open_place', 'absolute_place', 'place_options',
            'relative_place', 'shown_place', 'store_log']
 
 # %% ../nbs/00b_storage.ipynb #st0isurl
@@ -212,6 +212,21 @@ def is_transient(
     "Whether `e` is the network's (the store not reached, a connection dropped, a timeout): the same request may succeed again."
     return bool({c.__name__ for c in type(e).__mro__} & _CONNECTION)
 
+TRIES = 3 # Tries of a request to a store while the network breaks it, with a short backoff between them
+
+def tried(
+    request, # `() -> result`: makes the request, again after a transient error
+    transient=is_transient, # `(error) -> bool`: whether the same request may succeed again
+    between=None, # `() -> None`, called before each new try: a broken connection let go
+):
+    "`request()`, made up to `TRIES` times while what it raises is `transient`, waiting 0.25 s, then 0.5 s; the last error is raised."
+    for i in range(TRIES):
+        try: return request()
+        except Exception as e:
+            if not transient(e) or i == TRIES - 1: raise
+            if between is not None: between()
+            time.sleep(0.25 * 2**i)
+
 # %% ../nbs/00b_storage.ipynb #st0storeclass
 class Store:
     "A directory of an fsspec store: whole-object reads and writes relative to it, errors as one line (`store_error`)."
@@ -282,8 +297,6 @@ def read_bytes(self:Store, rel:str, max_bytes:int|None=None)->bytes:
     with self.errors(rel): return self.fs.cat_file(self.path_of(rel))
 
 # %% ../nbs/00b_storage.ipynb #9ce2b087
-STREAM_RETRIES = 3 # Tries of a streamed object's GET that the network breaks; each new GET resumes at the byte reached
-
 def _broken(e:BaseException)->bool:
     "Whether `e` is the network's, or a body that ended before its length: the same GET may succeed again."
     return is_transient(e) or bool({c.__name__ for c in type(e).__mro__} & {'ClientPayloadError', 'IncompleteReadError'})
@@ -318,14 +331,12 @@ class ObjectStream:
         if (body := getattr(f, 'r', None)) is not None: body.close()  # the connection goes back, not left to the collector
 
     def _call(self, fn, *args):
-        for i in range(STREAM_RETRIES):
-            try: return self.sync(self.store.fs.loop, fn, *args)
-            except Exception as e:
-                if not (_broken(e) or isinstance(e, EOFError)) or i == STREAM_RETRIES - 1: raise
-                self.sync(self.store.fs.loop, self._release); time.sleep(0.25 * 2**i)
+        "`fn(*args)` on the store's loop, `tried` again from the byte reached when the network breaks the GET."
+        loop = self.store.fs.loop
+        return tried(lambda: self.sync(loop, fn, *args), lambda e: _broken(e) or isinstance(e, EOFError), lambda: self.sync(loop, self._release))
 
     def read(self, n:int=-1)->bytearray:
-        "`n` bytes (all that is left when `n` < 0), fewer only at the end; a GET the network breaks is made again from the byte reached, `STREAM_RETRIES` times."
+        "`n` bytes (all that is left when `n` < 0), fewer only at the end; a GET the network breaks is made again from the byte reached (`TRIES` GETs in all)."
         out = bytearray()
         self._call(self._fill, out, n)
         return out
