@@ -28,7 +28,7 @@ from .images import ImageError, load_rgb
 from .models import hub_access, loading, pick_device, pick_dtype, quiet_libraries, resolve_model, weights_identity
 from .plan import BadRecord, resolve_image
 from .pool import open_workers, placement, worker_devices
-from .cluster import parse_part, part_name
+from .cluster import PARTS_DIR, caption_parts_prefix, mark_done, parse_part, part_lock, part_name
 from .stage2 import recorded_images_root
 
 # %% auto #0
@@ -418,14 +418,14 @@ def part_journal_path(
     part:tuple, # (I, N)
 )->Path:
     "The journal of part (I, N) of a run writing `source` into `jsonl`."
-    return jsonl.with_name(f'{jsonl.name}.{caption_digest(source)[:8]}.{part_name(part)}{JOURNAL}')
+    return jsonl.with_name(part_name(part, caption_parts_prefix(jsonl, source)) + JOURNAL)
 
 def part_journals(
     jsonl:Path, # The JSONL
     source:str, # The caption source
 )->list:
     "The journals the parts of `source` left beside `jsonl`, in name order."
-    return sorted(jsonl.parent.glob(glob.escape(f'{jsonl.name}.{caption_digest(source)[:8]}.') + f'part-*-of-*{JOURNAL}'))
+    return sorted(jsonl.parent.glob(glob.escape(caption_parts_prefix(jsonl, source)) + f'part-*-of-*{JOURNAL}'))
 
 def head_difference(
     recorded:dict, # A journal's header
@@ -462,13 +462,14 @@ def parts_done(
     return done
 
 @contextmanager
-def _holding(jsonl:Path, journal:Path, part:tuple|None):
-    "A run without --part holds the JSONL's directory alone (the lock Stage 2 takes on its tree); a part shares it with the other parts and holds its own journal."
+def _holding(jsonl:Path, journal:Path, part:tuple|None, source:str):
+    "A run without --part holds the JSONL's directory alone (the lock Stage 2 takes on its tree); a part shares it with the other parts and holds its journal and its place in `.imgprep_parts/`."
     if part is None:
         with exclusive_dir(jsonl.parent, 'imgprep_caption'): yield
         return
     refusal = lambda: f'{jsonl.parent}: {lock_holder(jsonl.parent) or "a run without --part"} is using it; run the parts before or after it'
-    with flocked(jsonl.parent, refusal, shared=True), flocked(journal, lambda: f'{shown(journal)}: part {part[0]}/{part[1]} is already running'): yield
+    with flocked(jsonl.parent, refusal, shared=True), flocked(journal, lambda: f'{shown(journal)}: part {part[0]}/{part[1]} is already running'), \
+         part_lock(jsonl.parent, part, caption_parts_prefix(jsonl, source)): yield
 
 # %% ../nbs/06h_captioning.ipynb #fa98a480
 def _check_args(source, prompt, c, max_new_tokens, batch_size, progress_every):
@@ -523,7 +524,7 @@ def run_caption(
     check_model(c, model)
     settings = caption_settings(c, model, prompt, max_new_tokens, dtype, device)
     journal = part_journal_path(jsonl, source, part) if part else caption_journal_path(jsonl, source)
-    with _holding(jsonl, journal, part):
+    with _holding(jsonl, journal, part, source):
         sources = check_source(jsonl, source, settings)
         lines = jsonl.read_bytes().splitlines(keepends=True)
         recs = [_parsed(l) for l in lines]
@@ -535,16 +536,16 @@ def run_caption(
         counts['to_caption'] = len(todo)
         head = dict(journal='imgprep_caption', jsonl=file_digest(jsonl), source=source, settings=settings, only_missing=only_missing, batch_size=batch_size)
         from_parts = parts_done(jsonl, source, head, part)
-        if not todo: return _counters(counts, part)
+        if not todo: return _finished(jsonl, source, part, counts)
         if random_weights(model): logger.warning(f'{model}: a model with RANDOM weights (imgprep_tiny_models): its captions are nonsense')
         spec = CaptionSpec(c, model, settings['dtype'], prompt, max_new_tokens, store)  # the dtype recorded is the one every worker computes in
         entries = caption_batches(todo, batch_size, journal, head, lambda: open_workers(spec, where), counts, part, from_parts, progress_every, store)
         out = _merged(lines, recs, entries, source, primary, dict(todo), max_new_tokens, counts)
-        if part: return _counters(counts, part)  # its captions stay in its journal, for the run without --part
+        if part: return _finished(jsonl, source, part, counts)  # its captions stay in its journal, for the run without --part
         if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
         if out != lines:
             with atomic_writer(jsonl) as f: f.writelines(out)
-        for p in [journal, *part_journals(jsonl, source)]: p.unlink(missing_ok=True)
+        for p in [journal, *part_journals(jsonl, source), *(jsonl.parent/PARTS_DIR).glob(glob.escape(caption_parts_prefix(jsonl, source)) + 'part-*')]: p.unlink(missing_ok=True)
     return _counters(counts)
 
 # %% ../nbs/06h_captioning.ipynb #97576cf4
@@ -566,6 +567,11 @@ CAPTION_COUNTERS = ('records', 'to_caption', 'captioned', 'resumed', 'from_parts
 def _counters(counts:Counter, part:tuple|None=None)->dict:
     "The counters in their order; a part's own (what it captioned into its journal) say which part."
     return {k: counts[k] for k in CAPTION_COUNTERS} | ({'part': f'{part[0]}/{part[1]}'} if part else {})
+
+def _finished(jsonl:Path, source:str, part:tuple|None, counts:Counter)->dict:
+    "The counters of a run that has done its share; a part's done marker written first, for `imgprep_parts --caption`."
+    if part: mark_done(jsonl.parent, part, _counters(counts, part), caption_parts_prefix(jsonl, source))
+    return _counters(counts, part)
 
 # %% ../nbs/06h_captioning.ipynb #20d0b214
 def caption_parser()->argparse.ArgumentParser:

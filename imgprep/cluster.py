@@ -11,7 +11,8 @@ from pathlib import Path
 from fastcore.basics import patch
 from typing import Callable, Iterable, Iterator
 
-from .core import ImgprepError, atomic_write_json, fault, flocked, lock_taken, logger, one_line
+from .core import JSONL_NAME, ImgprepError, atomic_write_json, fault, flocked, lock_taken, logger, one_line
+from .format import caption_digest
 from .cli import cli_parser, run_cli
 from .kinds import KINDS
 from .pool import Placement, RunFailed, Workers, adopt_kinds
@@ -20,7 +21,8 @@ from .storage import Folder, Store, open_place
 # %% auto #0
 __all__ = ['RAY_HINT', 'CONNECT_TIMEOUT', 'STARTS', 'SLURM_TASK', 'PARTS_DIR', 'import_ray', 'unanswered', 'start_ray',
            'OutputTo', 'RayActor', 'RayWorkers', 'ray_workers', 'slurm_part', 'parse_part', 'part_of', 'part_name',
-           'part_lock', 'mark_done', 'array_ranges', 'parts_status', 'parts_report', 'parts_parser', 'parts_main']
+           'part_lock', 'mark_done', 'array_ranges', 'caption_parts_prefix', 'parts_status', 'parts_report',
+           'parts_parser', 'parts_main']
 
 # %% ../nbs/05b_cluster.ipynb #r0importcode
 RAY_HINT = 'pip install -e ".[ray]" (or pip install "ray[data]==2.60.0")'
@@ -311,20 +313,21 @@ def part_of(
 # %% ../nbs/05b_cluster.ipynb #sl0markcode
 PARTS_DIR = '.imgprep_parts' # the parts' locks and done markers: in the Stage 2 tree, or the Arrow tool's output folder
 
-def part_name(part:tuple)->str:
-    "The file name of part (I, N), without its suffix: `part-I-of-N`."
-    return f'part-{part[0]}-of-{part[1]}'
+def part_name(part:tuple, prefix:str='')->str:
+    "The file name of part (I, N), without its suffix: `part-I-of-N`, after `prefix` (a captioning run's: its JSONL and source)."
+    return f'{prefix}part-{part[0]}-of-{part[1]}'
 
 # %% ../nbs/05b_cluster.ipynb #756b02a6
 @contextmanager
 def part_lock(
     d:Path, # The folder the parts share
     part:tuple, # (I, N)
+    prefix:str='', # Before the files' names: a captioning run's (`part_name`)
 ):
     "Hold `part` of the run in `d` for the block (`ImgprepError` when it runs already), its done marker removed until it finishes again."
     (d/PARTS_DIR).mkdir(parents=True, exist_ok=True)
-    with flocked(d/PARTS_DIR/f'{part_name(part)}.lock', lambda: f'{d}: part {part[0]}/{part[1]} is already running'):
-        (d/PARTS_DIR/f'{part_name(part)}.done').unlink(missing_ok=True)
+    with flocked(d/PARTS_DIR/f'{part_name(part, prefix)}.lock', lambda: f'{d}: part {part[0]}/{part[1]} is already running'):
+        (d/PARTS_DIR/f'{part_name(part, prefix)}.done').unlink(missing_ok=True)
         yield
 
 # %% ../nbs/05b_cluster.ipynb #517b0ca9
@@ -332,10 +335,11 @@ def mark_done(
     d:Path, # The folder the parts share
     part:tuple, # (I, N)
     counters:dict, # What the part did
+    prefix:str='', # As for `part_lock`
 )->Path: # The marker
     "Write the done marker of `part` atomically: it has finished its share."
     slurm = {k: os.environ[k] for k in ('SLURM_ARRAY_JOB_ID', 'SLURM_ARRAY_TASK_ID', 'SLURM_JOB_ID') if k in os.environ}
-    return atomic_write_json(d/PARTS_DIR/f'{part_name(part)}.done', dict(part=f'{part[0]}/{part[1]}', counters=dict(counters), **({'slurm': slurm} if slurm else {})))
+    return atomic_write_json(d/PARTS_DIR/f'{part_name(part, prefix)}.done', dict(part=f'{part[0]}/{part[1]}', counters=dict(counters), **({'slurm': slurm} if slurm else {})))
 
 # %% ../nbs/05b_cluster.ipynb #sl0ranges
 def array_ranges(
@@ -356,15 +360,26 @@ def _held(parts:Folder|Store, name:str)->bool:
     return parts.local is not None and lock_taken(parts.local/name)
 
 # %% ../nbs/05b_cluster.ipynb #7b656f01
+def caption_parts_prefix(
+    jsonl:str|Path, # The JSONL an `imgprep_caption --part` run captions
+    source:str, # The caption source it writes
+)->str:
+    "What the names of that run's part files begin with (`part_name`): the JSONL's name and the source's digest."
+    return f'{Path(jsonl).name}.{caption_digest(source)[:8]}.'
+
 def parts_status(
-    tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/
+    tree:str|Path, # A Stage 2 tree or an Arrow tool's output folder (or its URL): where the parts keep .imgprep_parts/; with --caption, the JSONL (or its folder)
     parts:int|None=None, # N, the parts of the run (default: read from the files the parts left)
     storage_options:str|None=None, # For a URL: fsspec options as JSON (default: $IMGPREP_STORAGE_OPTIONS, else the store's own credentials)
+    caption:str|None=None, # A caption source: the parts of `imgprep_caption --part` writing it into the JSONL `tree` (a folder: its approved_image_dataset.jsonl)
 )->dict: # `parts`, `done`, `running`, `unfinished`; the parts of each as array expressions; `array`, those to submit again
     "Which parts of an N-part run in `tree` are done, which run, which are unfinished, and the `--array=` that runs the unfinished again."
-    found = {}
-    place = open_place(tree, 'tree', storage_options).child(PARTS_DIR)
-    for m in filter(None, map(_PART_FILE.fullmatch, place.files())): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
+    found,prefix = {},''
+    if caption is not None:
+        jsonl = Path(tree) if Path(tree).suffix == '.jsonl' else Path(tree)/JSONL_NAME
+        tree,prefix = jsonl.parent,caption_parts_prefix(jsonl, caption)
+    place,named = open_place(tree, 'tree', storage_options).child(PARTS_DIR),re.compile(re.escape(prefix) + _PART_FILE.pattern)
+    for m in filter(None, map(named.fullmatch, place.files())): found.setdefault(int(m[2]), {}).setdefault(int(m[1]), set()).add(m[3])
     if parts is None and len(found) != 1:
         raise ImgprepError(f'{tree}: no part has left a file in {PARTS_DIR}/ (none has started, or a run without --part finished them); give --parts N'
                            if not found else f"{tree}: parts of {' and of '.join(map(str, sorted(found)))} left files in {PARTS_DIR}/; give --parts N")
@@ -372,7 +387,7 @@ def parts_status(
     if n < 1: raise ImgprepError(f'--parts {n}: give the number of parts, 1 or more')
     left = {i: found.get(n, {}).get(i, set()) for i in range(n)}
     done = [i for i,f in left.items() if 'done' in f]
-    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and _held(place, f'{part_name((i, n))}.lock')]
+    running = [i for i,f in left.items() if 'done' not in f and 'lock' in f and _held(place, f'{part_name((i, n), prefix)}.lock')]
     unfinished = [i for i in left if i not in done]
     return dict(parts=n, done=len(done), running=len(running), unfinished=len(unfinished), done_parts=array_ranges(done),
                 running_parts=array_ranges(running), unfinished_parts=array_ranges(unfinished), array=array_ranges(set(unfinished) - set(running)))
@@ -392,7 +407,7 @@ def parts_report(
 # %% ../nbs/05b_cluster.ipynb #e16960e3
 def parts_parser()->argparse.ArgumentParser:
     "The flags of `imgprep_parts`: `parts_status`'s parameters, the tree without a flag."
-    return cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N'))
+    return cli_parser(parts_status, 'imgprep_parts', positional=('tree',), parts=dict(metavar='N'), caption=dict(metavar='SOURCE'))
 
 # %% ../nbs/05b_cluster.ipynb #54e39766
 def parts_main(argv:list|None=None):
