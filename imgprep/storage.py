@@ -212,6 +212,7 @@ def is_transient(
     "Whether `e` is the network's (the store not reached, a connection dropped, a timeout): the same request may succeed again."
     return bool({c.__name__ for c in type(e).__mro__} & _CONNECTION)
 
+# %% ../nbs/00b_storage.ipynb #e248a55d
 TRIES = 3 # Tries of a request to a store while the network breaks it, with a short backoff between them
 
 def tried(
