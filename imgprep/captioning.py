@@ -38,7 +38,7 @@ __all__ = ['CAPTIONERS', 'FLORENCE2_TASKS', 'FLORENCE2', 'QWEN_IMAGE_TOKEN', 'QW
            'caption_images', 'CaptionBatch', 'CaptionSpec', 'CaptionWorker', 'caption_settings', 'settings_difference',
            'CaptionSettingsMismatch', 'check_source', 'has_caption', 'add_caption', 'to_caption',
            'caption_journal_path', 'file_digest', 'read_journal', 'caption_batches', 'part_journal_path',
-           'part_journals', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
+           'part_journals', 'part_files', 'head_difference', 'parts_done', 'run_caption', 'caption_parser', 'main']
 
 # %% ../nbs/06h_captioning.ipynb #026e8b4a
 @dataclass(frozen=True)
@@ -427,6 +427,13 @@ def part_journals(
     "The journals the parts of `source` left beside `jsonl`, in name order."
     return sorted(jsonl.parent.glob(glob.escape(caption_parts_prefix(jsonl, source)) + f'part-*-of-*{JOURNAL}'))
 
+def part_files(
+    jsonl:Path, # The JSONL
+    source:str, # The caption source
+)->list:
+    "Every file the parts of `source` left: their journals beside `jsonl`, their locks and done markers in `.imgprep_parts/`."
+    return [*part_journals(jsonl, source), *(jsonl.parent/PARTS_DIR).glob(glob.escape(caption_parts_prefix(jsonl, source)) + 'part-*')]
+
 def head_difference(
     recorded:dict, # A journal's header
     now:dict, # This run's
@@ -545,7 +552,7 @@ def run_caption(
         if counts['captioned']: atomic_write_json(captions_note_path(jsonl), dict(format='imgprep-captions', version=1, sources=sources))
         if out != lines:
             with atomic_writer(jsonl) as f: f.writelines(out)
-        for p in [journal, *part_journals(jsonl, source), *(jsonl.parent/PARTS_DIR).glob(glob.escape(caption_parts_prefix(jsonl, source)) + 'part-*')]: p.unlink(missing_ok=True)
+        for p in [journal, *part_files(jsonl, source)]: p.unlink(missing_ok=True)
     return _counters(counts)
 
 # %% ../nbs/06h_captioning.ipynb #97576cf4

@@ -46,10 +46,11 @@ REASONS = dict(
 def reasons(
     kinds:tuple|None=None, # Kind names (default: every registered kind)
 )->dict: # reason -> what it means
-    "Every reason name: a record's, then `missing_<kind>` and `bad_<kind>` for each kind."
+    "Every reason name: a record's, then `missing_<kind>`, `bad_<kind>` and `stale_<kind>` for each kind."
     ks = [kind_of(k) for k in (kinds or KINDS)]
     return {**REASONS, **{f'missing_{k.name}': f'no {k.directory}/<image_id>.npy' for k in ks},
-            **{f'bad_{k.name}': f'the {k.name} array has the wrong shape or dtype, non-finite values, or is unreadable' for k in ks}}
+            **{f'bad_{k.name}': f'the {k.name} array has the wrong shape or dtype, non-finite values, or is unreadable' for k in ks},
+            **{f'stale_{k.name}': f"the {k.name} {'score' if k.is_score else 'array'} was made from another {k.input} than the record has now (its made_from)" for k in ks}}
 
 # %% ../nbs/01a_format.ipynb #dcd602bf
 def mask_problem(

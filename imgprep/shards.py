@@ -19,21 +19,21 @@ from . import __version__
 from .core import ImgprepError, UnreadableFile, exclusive_dir, iter_jsonl, logger, open_regular, read_regular, remove_temps, safe_keys
 from .cli import Progress, cli_parser, run_cli
 from .storage import Folder, Store, open_place, store_log
-from .kinds import DEFAULT_KINDS, Stage2Layout, kind_of, mask_fields
+from .kinds import DEFAULT_KINDS, SCORES_NAME, Stage2Layout, kind_of, mask_fields
 from .curation import ReadTree, honoured
 from .buckets import bucket_name, parse_bucket
 from .format import (CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MANIFEST_NAME, caption_digest, caption_member, caption_state_path,
-                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, state_mask_problem, stored_caption_states, tree_kinds,
-                            tree_scores)
+                            read_encoders, record_captions, kind_settings, members, npy_problem, record_problem, stale_kinds, state_mask_problem,
+                            stored_caption_states, tree_kinds, tree_scores)
 from .tars import ShardFile
 from .shard_dir import (EMPTY_CAPTION_DIR, RUN_JOURNAL, RunJournal, check_existing, empty_caption_file, resumable, run_flags, shard_names, shard_path,
                                source_identity, staging_path, tidy_output, write_manifest)
 
 # %% auto #0
-__all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'not_ready', 'caption_states',
-           'missing_state', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples', 'group_by_bucket',
-           'shard_sizes', 'tree_of', 'further_members', 'add_sample', 'empty_caption_states', 'ship_empty_caption',
-           'honour_decisions', 'write_shards', 'shard_parser', 'main']
+__all__ = ['MAX_WARNINGS', 'SPLITS', 'STORE_LOG', 'mask_npy', 'sample_json', 'stage2_encoders', 'stale_input', 'not_ready',
+           'caption_states', 'missing_state', 'Sample', 'Scan', 'scan_stage2', 'record_split', 'select_samples',
+           'group_by_bucket', 'shard_sizes', 'tree_of', 'further_members', 'add_sample', 'empty_caption_states',
+           'ship_empty_caption', 'honour_decisions', 'write_shards', 'shard_parser', 'main']
 
 # %% ../nbs/07_shards.ipynb #e13ff500
 def _npy_bytes(arr:np.ndarray)->bytes:
@@ -63,17 +63,30 @@ def stage2_encoders(
     "The Stage 2 tree's `encoders.json` (how its arrays were made), for the manifest; None for a tree without one."
     return read_encoders(layout.base/ENCODERS_NAME)  # the one reader: a FIFO or a damaged file is one line, never a hang
 
+def stale_input(
+    rec:dict, # A usable Stage 2 record
+    held:dict, # kind -> image_ids with an array of that kind (a score kind: a row of its table)
+)->tuple|None: # (`stale_<kind>`, message) or None
+    "The first array or score of `rec` made from another caption or photo than the record has now (by its `made_from`), or None."
+    for k in stale_kinds(rec, tuple(held)):
+        if rec['image_id'] not in held[k]: continue  # states stored under their caption's text are named by it
+        kind = kind_of(k)
+        what = f'the {k} score in {kind.directory}/{SCORES_NAME}' if kind.is_score else f'{kind.directory}/{rec["image_id"]}.npy'
+        return f'stale_{k}', f'{what} was made from another {kind.input} than the record has now; any imgprep_stage2 run with the {k} pass makes it again'
+
 def not_ready(
     rec:dict, # A Stage 2 record
     existing:dict, # kind -> set of image_ids with a `.npy` of that kind (the tree's kinds)
     encoders:dict|None=None, # The tree's `encoders.json`, for the masks' lengths
     states:dict|None=None, # caption kind -> file names of its further captions' states (`caption_states`); None: not checked
+    scored:dict|None=None, # score kind -> image_ids its table holds (`Stage2Layout.existing_ids`): their scores are checked for being stale too
 )->tuple|None: # (reason, message) or None when ready
-    "Why a Stage 2 record cannot go into a shard (a reason of `format.REASONS` and a message), or None."
+    "Why a Stage 2 record cannot go into a shard (a reason of `format.reasons` and a message), or None."
     if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
     for kind,ids in existing.items():
         if rec['image_id'] in ids or kind in (states or {}) and caption_state_path(_NOWHERE, kind, rec['caption']).name in states[kind]: continue  # `format.record_array_path`
         return f'missing_{kind}', f'no {kind_of(kind).directory}/{rec["image_id"]}.npy'
+    if why := stale_input(rec, existing | (scored or {})): return why
     if states: return missing_state(rec, states)
 
 # %% ../nbs/07_shards.ipynb #b926e741
@@ -137,13 +150,14 @@ def scan_stage2(
     for k,ids in existing.items():  # a caption kind's states may all lie under shared first captions' texts
         if not ids and not stored_caption_states(layout, k) - {caption_digest(EMPTY_CAPTION)}: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
     scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
+    scored = {k: layout.existing_ids(k) for k in layout.kinds_present() if kind_of(k).is_score}
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     records = [] if Path(jsonl).resolve() == layout.jsonl.resolve() else None  # another --jsonl: the decisions read the tree's own
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']
     prog = Progress(progress_every, lambda: f'progress: {len(samples)+n_skipped()} scanned, {len(samples)} ready, {n_skipped()} skipped')
     for line,rec in iter_jsonl(jsonl, bad):
         if records is not None: records.append(rec)
-        if (why := not_ready(rec, existing, encoders, states)) is None and rec['image_id'] in seen:
+        if (why := not_ready(rec, existing, encoders, states, scored)) is None and rec['image_id'] in seen:
             why = 'duplicate_image_id', f"image_id {rec['image_id']!r} is already used by line {seen[rec['image_id']]}"
         if why:
             reasons[why[0]] += 1

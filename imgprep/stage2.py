@@ -19,7 +19,7 @@ from .core import (ImgprepError, JSONL_NAME, UnreadableFile, atomic_save_npy, at
 from .cli import Progress, cli_parser, format_counters, glued, interrupt, progress_lock, run_cli, signals_to, ticking, warnings_above
 from .kinds import KINDS, Stage2Layout, kind_of
 from .format import (inline_embedding, CAPTION_STATES, EMPTY_CAPTION, ENCODERS_NAME, MADE_FROM, MADE_FROM_CHECKED, caption_digest, check_encoders, read_encoders,
-                            stored_caption_states, tree_kinds)
+                            stale_kinds, stored_caption_states, tree_kinds)
 from .plan import (BAD_RECORD_KINDS, CHUNK, MIGRATE, BadRecord, Item, Planner, Stage2Run, check_record, counter_names,
                           stage2_run)
 from .room import check_room, estimate_writes, models_needed
@@ -33,7 +33,8 @@ from .storage import local_path, place, relative_place, shown_url
 # %% auto #0
 __all__ = ['TASK', 'TASKS_PER_WORKER', 'CAPTION_TASK', 'INLINE_CHECK', 'INLINE_MIN_COSINE', 'ON_A_FILESYSTEM', 'UNMADE',
            'recorded_images_root', 'run_lock', 'task_size', 'caption_tasks', 'on_disk', 'inline_cosines', 'with_decode',
-           'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'stage2_parser', 'main']
+           'check_writable', 'run_stage2', 'nothing_usable', 'mark_checked', 'name_stale_others', 'stage2_parser',
+           'main']
 
 # %% ../nbs/06d_stage2.ipynb #s2settingscode
 def recorded_images_root(
@@ -141,7 +142,7 @@ def caption_tasks(
 )->Iterator: # `CaptionTask`s
     "A task per `CAPTION_TASK` texts whose states a caption kind of the run does not store yet: its `texts` and the empty caption."
     for k in [k for k in run.kinds if kind_of(k).input == 'caption' and run.can_make(k)]:
-        stored = stored_caption_states(run.lay, k)
+        stored = set() if k in run.recheck else stored_caption_states(run.lay, k)  # a recheck makes every state again, a damaged one included
         todo = sorted((t for t in {*texts[k], EMPTY_CAPTION} if caption_digest(t) not in stored), key=caption_digest)
         _count_cut(run, k, todo, texts[k])
         for i in range(0, len(todo), CAPTION_TASK): yield CaptionTask(k, todo[i:i+CAPTION_TASK])
@@ -381,7 +382,7 @@ def run_stage2(
     dtype:str='auto', # Compute dtype: auto (bfloat16 on CUDA, float32 elsewhere), float32 or bfloat16
     max_batch_pixels:int|None=None, # Pixels per image batch on the GPU, so large photos go one at a time (default: imgprep.batches.MAX_BATCH_PIXELS, 16 MP)
     reduced_decode:bool=False, # Decode a JPEG at reduced scale when only DINOv3 wants it (it sees 224x224): far faster, the embedding very slightly different; recorded, so a tree is made one way
-    recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit
+    recheck:str|None=None, # Kinds whose arrays on disk are made again and compared with what they replace, comma-separated: finds (recheck_differed, each named) and repairs arrays made from another caption or photo than their record says, as earlier imgprep could leave after an edit; a caption kind's states stored under their text are made again too
     check_inline:int|None=None, # Recompute this many inline DINOv3 vectors and stop if they differ (default: 8 when the DINOv3 model is loaded anyway; 0: never)
     accept:list|None=None, # An encoders.json field allowed to differ from the tree's, such as vae.compute_dtype; unknown; or made_from, to vouch for an older tree's made_from (repeatable)
     min_free_gb:float=20, # Margin: refuse to start unless this many GB stay free after the run's estimated writes (printed before any work)
@@ -456,7 +457,7 @@ def _run(run:Planner, pool, backup:Path|None, progress_every:int, total:int|None
     if isinstance(stop, KeyboardInterrupt):
         logger.warning(f'interrupted ({stop}); work so far is kept and merged, run again to finish: {format_counters(on_disk(run))}')
     if stop: raise stop
-    if committing: mark_checked(run)
+    if committing: mark_checked(run); name_stale_others(run)
     else: mark_done(run.lay.base, run.part, +run.counts)  # the part has done its share: `imgprep_parts` says so
 
 # %% ../nbs/06d_stage2.ipynb #2209e30c
@@ -470,6 +471,24 @@ def mark_checked(
     enc = read_encoders(where := run.lay.base/ENCODERS_NAME)
     if run.part is not None or enc is None or enc.get(MADE_FROM_CHECKED) or any(run.counts[k] for k in UNMADE): return
     if not set(tree_kinds(enc, run.lay.base)) - set(run.recheck): atomic_write_json(where, {**enc, MADE_FROM_CHECKED: True})
+
+# %% ../nbs/06d_stage2.ipynb #9d081808
+def name_stale_others(
+    run:Planner, # A committing run that has finished
+):
+    "Warn about the arrays and scores of the kinds this run does not make (not in its kinds or passes) that were made from an earlier caption or photo than their records have now."
+    lay = run.lay
+    held = {k: lay.existing_ids(k) for k in lay.kinds_present() if not run.computes(k)}
+    if not any(held.values()): return
+    stale,first = Counter(),{}
+    with quiet():  # the run itself named the bad lines
+        for _,rec in iter_jsonl(lay.jsonl):
+            for k in stale_kinds(rec, tuple(held)) if type(iid := rec.get('image_id')) is str else ():
+                if iid in held[k]: stale[k] += 1; first.setdefault(iid, k)
+    if stale:
+        logger.warning(f"arrays or scores of {', '.join(f'{k} ({n})' for k,n in stale.items())} were made from an earlier caption or photo than their records have now "
+                       f"(such as {', '.join(list(first)[:3])}): this run does not make {'them' if len(stale) > 1 else 'it'}, and "
+                       f"imgprep_shard leaves those images out until a run with {', '.join(stale)} (--kinds, --resolutions) makes them again")
 
 # %% ../nbs/06d_stage2.ipynb #5dd4407c
 def _commit(run:Planner, journal:Journal, backup:Path|None):

@@ -21,7 +21,7 @@ __all__ = ['VERIFY_PROBLEMS', 'v2_problem', 'verify_stage2']
 # %% ../nbs/06c_verify.ipynb #c5492f4c
 VERIFY_PROBLEMS = ('malformed_lines', 'not_v2', 'bad_fields', 'duplicate_image_id', 'missing_npy', 'orphan_npy', 'bad_shape', 'bad_dtype',
                    'non_finite', 'unreadable_npy', 'stale_npy', 'unmerged_tmp', 'no_encoders_json', 'unrecorded_kind',
-                   'unchecked_made_from', 'missing_caption_state', 'orphan_caption_state')
+                   'unchecked_made_from', 'missing_caption_state', 'orphan_caption_state', 'stale_score')
 
 def v2_problem(rec:dict, problem:tuple|None)->str|None:
     "What makes `rec` not a well-formed format v2 record (besides `format_version`), given what `record_problem` found in it, or None."
@@ -69,10 +69,13 @@ def verify_stage2(
     ids,texts = {},{}  # image_id -> line; further caption -> first line naming it
     firsts = {k: {} for k in kinds if kind_of(k).input == 'caption'}  # caption kind -> first caption whose states lie under its text -> first line naming it
     recorded = False # some record says what its arrays were made from
+    scored = {k: lay.existing_ids(k) for k in lay.kinds_present() if kind_of(k).is_score}
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
         recorded = recorded or MADE_FROM in rec
-        if not (problem := record_problem(rec, kinds=kinds, encoders=enc)): texts.update({t: line for t in further_captions(rec) if t not in texts})
+        if not (problem := record_problem(rec, kinds=kinds, encoders=enc)):
+            texts.update({t: line for t in further_captions(rec) if t not in texts})
+            _stale_scores(lay, rec, scored, bad)
         if (got := _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts, problem)) is None: continue
         ids[got[0]] = line
         c['complete'] += got[1]
@@ -104,20 +107,26 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict, prob
     except ImageIdError: return None  # `v2_problem` said so
     if iid in ids: return bad('duplicate_image_id', where, f'image_id {iid!r} is already used by line {ids[iid]}')  # None
     ok = not why and rec.get('format_version') == 2
+    stale = [] if why else [k for k in stale_kinds(rec, kinds) if iid in have[k]]  # made again by the next run with the kind: its shape follows the old input
     for kind in kinds:
         path = lay.npy_path(kind, iid)
         if iid not in have[kind] and not why and kind in firsts and caption_state_path(lay, kind, rec['caption']).is_file():
             firsts[kind].setdefault(rec['caption'], line)
             continue
         if iid not in have[kind]: p = (f'missing_{kind}', f'{shown(path)} does not exist; {_missing_hint(kind)}')
-        else: p = _npy_problem(kind, path, rec, kind_settings(enc, kind)) if not why else None
+        else: p = _npy_problem(kind, path, rec, kind_settings(enc, kind)) if not why and kind not in stale else None
         if p: bad(p[0], path if iid in have[kind] else where, p[1])
         ok = ok and not p and iid in have[kind]
-    for kind in [] if why else stale_kinds(rec, kinds):
-        if iid not in have[kind]: continue
+    for kind in stale:
         bad('stale_npy', lay.npy_path(kind, iid), f'made from another {kind_of(kind).input} than the record has now; any imgprep_stage2 run with the {kind} pass recomputes it')
         ok = False
     return iid, ok
+
+def _stale_scores(lay, rec:dict, scored:dict, bad):
+    "Name each score of a usable `rec` made from another photo than the record has now (by its `made_from`): curation and the shards would judge the photo by it."
+    for k in stale_kinds(rec, tuple(scored)) if scored else ():  # no kinds would be every kind
+        if rec['image_id'] in scored[k]:
+            bad('stale_score', lay.scores_path(k), f"{rec['image_id']}: made from another image than the record has now; any imgprep_stage2 run with the {k} pass recomputes it")
 
 # %% ../nbs/06c_verify.ipynb #b16f9953
 def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|None:
@@ -133,7 +142,9 @@ def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|N
 def _verify_caption_states(lay, kind:str, enc:dict|None, texts:dict, bad, c:Counter, move_orphans:bool):
     "Check the states `kind` stores under their text: every further caption's, and no file that no caption names (moved aside with `move_orphans`)."
     for t,line in sorted(texts.items(), key=lambda o: o[1]):
-        if p := _caption_state_problem(lay, kind, t, kind_settings(enc, kind)): bad(p[0], f'{lay.jsonl}:{line}', f'a caption stored under its text: {p[1]}')
+        if not (p := _caption_state_problem(lay, kind, t, kind_settings(enc, kind))): continue
+        fix = '' if p[0] == 'missing_caption_state' else f' ({shown(caption_state_path(lay, kind, t))}); imgprep_stage2 --recheck {kind} makes it again'
+        bad(p[0], f'{lay.jsonl}:{line}', f'a caption stored under its text: {p[1]}{fix}')
     named = {caption_digest(t) for t in (*texts, EMPTY_CAPTION)}
     d = lay.dir(kind)/CAPTION_STATES
     for p in sorted(d.glob('*.npy')) if d.is_dir() else []:
