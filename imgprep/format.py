@@ -114,12 +114,12 @@ def tree_kinds(
     return tuple(k for k in KINDS if k in listed | present and not KINDS[k].is_score) or DEFAULT_KINDS
 
 def tree_scores(
-    base:str|Path, # A Stage 2 tree
+    base:str|Path|dict, # A Stage 2 tree, or its score tables read already (`Stage2Layout.score_tables`)
 )->dict: # image_id -> {figure: value}, every score kind's figures together
     "The figures of every score kind whose table the tree holds, per image: what the shards carry and the statistics describe."
-    lay,out = Stage2Layout(base),{}
-    for k in [k for k in lay.kinds_present() if KINDS[k].is_score]:
-        for iid,v in lay.scores(k).items(): out.setdefault(iid, {}).update(v)
+    out = {}
+    for table in (base if isinstance(base, dict) else Stage2Layout(base).score_tables()).values():
+        for iid,v in table.items(): out.setdefault(iid, {}).update(v)
     return out
 
 # %% ../nbs/01a_format.ipynb #cd358cc2
@@ -259,12 +259,13 @@ def made_from(
 # %% ../nbs/01a_format.ipynb #2eba621e
 def stale_kinds(
     rec:dict, # A record
-    kinds:tuple|None=None, # Kind names (default: every registered kind)
+    kinds:tuple|dict|None=None, # Kind names (default: every registered kind); or kind -> image_ids holding its array (a score kind's table): only the arrays that exist
 )->list: # Kinds in registration order
     "The kinds whose array, by the record's `made_from`, was made from another caption or image than the record's now."
-    got = rec.get(MADE_FROM)
-    if type(got) is not dict: return []
-    return [k for k,v in made_from(rec, kinds).items() if k in got and got[k] != v]
+    got,iid = rec.get(MADE_FROM),rec.get('image_id')
+    if type(got) is not dict or kinds == {}: return []
+    stale = [k for k,v in made_from(rec, tuple(kinds) if kinds else None).items() if k in got and got[k] != v]
+    return [k for k in stale if type(iid) is str and iid in kinds[k]] if isinstance(kinds, dict) else stale  # states stored under a text are named by it
 
 # %% ../nbs/01a_format.ipynb #63b7eb56
 CAPTION_STATES = 'captions' # a caption kind's subdirectory: the states of captions stored once per distinct text

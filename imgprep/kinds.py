@@ -393,6 +393,10 @@ class Stage2Layout:
         if not p.is_file(): return {}
         return {r['image_id']: {f: r[f] for f in k.fields} for _,r in iter_jsonl(p) if type(r.get('image_id')) is str and all(f in r for f in k.fields)}
 
+    def score_tables(self)->dict: # score kind -> image_id -> {figure: value}
+        "The table of every score kind the tree holds, each read once."
+        return {k: self.scores(k) for k in self.kinds_present() if KINDS[k].is_score}
+
     def kinds_present(self)->tuple:
         "The registered kinds whose directory exists under `base`."
         return tuple(k for k,v in KINDS.items() if (self.base/v.directory).is_dir())

@@ -65,21 +65,20 @@ def stage2_encoders(
 
 def stale_input(
     rec:dict, # A usable Stage 2 record
-    held:dict, # kind -> image_ids with an array of that kind (a score kind: a row of its table)
+    held:dict, # kind -> image_ids with an array of that kind (a score kind: its table)
 )->tuple|None: # (`stale_<kind>`, message) or None
     "The first array or score of `rec` made from another caption or photo than the record has now (by its `made_from`), or None."
-    for k in stale_kinds(rec, tuple(held)):
-        if rec['image_id'] not in held[k]: continue  # states stored under their caption's text are named by it
-        kind = kind_of(k)
-        what = f'the {k} score in {kind.directory}/{SCORES_NAME}' if kind.is_score else f'{kind.directory}/{rec["image_id"]}.npy'
-        return f'stale_{k}', f'{what} was made from another {kind.input} than the record has now; any imgprep_stage2 run with the {k} pass makes it again'
+    if not (stale := stale_kinds(rec, held)): return None
+    kind = kind_of(stale[0])
+    what = f'the {kind.name} score in {kind.directory}/{SCORES_NAME}' if kind.is_score else f'{kind.directory}/{rec["image_id"]}.npy'
+    return f'stale_{kind.name}', f'{what} was made from another {kind.input} than the record has now; any imgprep_stage2 run with the {kind.name} pass makes it again'
 
 def not_ready(
     rec:dict, # A Stage 2 record
     existing:dict, # kind -> set of image_ids with a `.npy` of that kind (the tree's kinds)
     encoders:dict|None=None, # The tree's `encoders.json`, for the masks' lengths
     states:dict|None=None, # caption kind -> file names of its further captions' states (`caption_states`); None: not checked
-    scored:dict|None=None, # score kind -> image_ids its table holds (`Stage2Layout.existing_ids`): their scores are checked for being stale too
+    scored:dict|None=None, # score kind -> its table (`Stage2Layout.score_tables`): the record's scores are checked for being stale too
 )->tuple|None: # (reason, message) or None when ready
     "Why a Stage 2 record cannot go into a shard (a reason of `format.reasons` and a message), or None."
     if why := record_problem(rec, kinds=tuple(existing), encoders=encoders): return why
@@ -149,8 +148,8 @@ def scan_stage2(
     states = caption_states(layout, tuple(existing))
     for k,ids in existing.items():  # a caption kind's states may all lie under shared first captions' texts
         if not ids and not stored_caption_states(layout, k) - {caption_digest(EMPTY_CAPTION)}: logger.warning(f'{layout.dir(k)}: no .npy files; every record will be skipped as missing_{k}')
-    scores = tree_scores(layout.base)  # a sample's scores travel in its .json, for a trainer to weight by
-    scored = {k: layout.existing_ids(k) for k in layout.kinds_present() if kind_of(k).is_score}
+    scored = layout.score_tables()
+    scores = tree_scores(scored)  # a sample's scores travel in its .json, for a trainer to weight by
     samples,reasons,bad,seen = [],Counter(),Counter(),{}
     records = [] if Path(jsonl).resolve() == layout.jsonl.resolve() else None  # another --jsonl: the decisions read the tree's own
     n_skipped = lambda: sum(reasons.values()) + bad['malformed_lines']

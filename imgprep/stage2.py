@@ -483,8 +483,7 @@ def name_stale_others(
     stale,first = Counter(),{}
     with quiet():  # the run itself named the bad lines
         for _,rec in iter_jsonl(lay.jsonl):
-            for k in stale_kinds(rec, tuple(held)) if type(iid := rec.get('image_id')) is str else ():
-                if iid in held[k]: stale[k] += 1; first.setdefault(iid, k)
+            for k in stale_kinds(rec, held): stale[k] += 1; first.setdefault(rec['image_id'], k)
     if stale:
         logger.warning(f"arrays or scores of {', '.join(f'{k} ({n})' for k,n in stale.items())} were made from an earlier caption or photo than their records have now "
                        f"(such as {', '.join(list(first)[:3])}): this run does not make {'them' if len(stale) > 1 else 'it'}, and "

@@ -69,7 +69,7 @@ def verify_stage2(
     ids,texts = {},{}  # image_id -> line; further caption -> first line naming it
     firsts = {k: {} for k in kinds if kind_of(k).input == 'caption'}  # caption kind -> first caption whose states lie under its text -> first line naming it
     recorded = False # some record says what its arrays were made from
-    scored = {k: lay.existing_ids(k) for k in lay.kinds_present() if kind_of(k).is_score}
+    scored = lay.score_tables()
     for line,rec in iter_jsonl(lay.jsonl, c):
         c['records'] += 1
         recorded = recorded or MADE_FROM in rec
@@ -107,7 +107,7 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict, prob
     except ImageIdError: return None  # `v2_problem` said so
     if iid in ids: return bad('duplicate_image_id', where, f'image_id {iid!r} is already used by line {ids[iid]}')  # None
     ok = not why and rec.get('format_version') == 2
-    stale = [] if why else [k for k in stale_kinds(rec, kinds) if iid in have[k]]  # made again by the next run with the kind: its shape follows the old input
+    stale = [] if why else stale_kinds(rec, have)  # made again by the next run with the kind: its shape follows the old input
     for kind in kinds:
         path = lay.npy_path(kind, iid)
         if iid not in have[kind] and not why and kind in firsts and caption_state_path(lay, kind, rec['caption']).is_file():
@@ -124,9 +124,8 @@ def _verify_record(lay, line, rec, kinds, enc, have, ids, bad, firsts:dict, prob
 
 def _stale_scores(lay, rec:dict, scored:dict, bad):
     "Name each score of a usable `rec` made from another photo than the record has now (by its `made_from`): curation and the shards would judge the photo by it."
-    for k in stale_kinds(rec, tuple(scored)) if scored else ():  # no kinds would be every kind
-        if rec['image_id'] in scored[k]:
-            bad('stale_score', lay.scores_path(k), f"{rec['image_id']}: made from another image than the record has now; any imgprep_stage2 run with the {k} pass recomputes it")
+    for k in stale_kinds(rec, scored):
+        bad('stale_score', lay.scores_path(k), f"{rec['image_id']}: made from another image than the record has now; any imgprep_stage2 run with the {k} pass recomputes it")
 
 # %% ../nbs/06c_verify.ipynb #b16f9953
 def _caption_state_problem(lay, kind:str, text:str, settings:dict|None)->tuple|None:
