@@ -379,27 +379,31 @@ class Stage2Layout:
         "image_ids that have a finished `.npy` of `kind`: one directory listing, no stat per file (a score's: the ids of its table)."
         return set(self.scores(kind)) if kind_of(kind).is_score else ids_in_dir(self.dir(kind))
 
-    def scores_path(self,
-                    kind:str|Kind, # A score kind
-                   )->Path:
-        "The table of a score kind: one JSON line per image, in its directory."
-        return self.dir(kind)/SCORES_NAME
-
-    def scores(self,
-               kind:str|Kind, # A score kind
-              )->dict: # image_id -> {figure: value}
-        "A score kind's figures per image, as its table holds them (empty when it has none)."
-        p,k = self.scores_path(kind),kind_of(kind)
-        if not p.is_file(): return {}
-        return {r['image_id']: {f: r[f] for f in k.fields} for _,r in iter_jsonl(p) if type(r.get('image_id')) is str and all(f in r for f in k.fields)}
-
-    def score_tables(self)->dict: # score kind -> image_id -> {figure: value}
-        "The table of every score kind the tree holds, each read once."
-        return {k: self.scores(k) for k in self.kinds_present() if KINDS[k].is_score}
-
     def kinds_present(self)->tuple:
         "The registered kinds whose directory exists under `base`."
         return tuple(k for k,v in KINDS.items() if (self.base/v.directory).is_dir())
+
+# %% ../nbs/00a_kinds.ipynb #e51d1ca2
+@patch
+def scores_path(self:Stage2Layout,
+                kind:str|Kind, # A score kind
+               )->Path:
+    "The table of a score kind: one JSON line per image, in its directory."
+    return self.dir(kind)/SCORES_NAME
+
+@patch
+def scores(self:Stage2Layout,
+           kind:str|Kind, # A score kind
+          )->dict: # image_id -> {figure: value}
+    "A score kind's figures per image, as its table holds them (empty when it has none)."
+    p,k = self.scores_path(kind),kind_of(kind)
+    if not p.is_file(): return {}
+    return {r['image_id']: {f: r[f] for f in k.fields} for _,r in iter_jsonl(p) if type(r.get('image_id')) is str and all(f in r for f in k.fields)}
+
+@patch
+def score_tables(self:Stage2Layout)->dict: # score kind -> image_id -> {figure: value}
+    "The table of every score kind the tree holds, each read once."
+    return {k: self.scores(k) for k in self.kinds_present() if KINDS[k].is_score}
 
 # %% ../nbs/00a_kinds.ipynb #k0checkemb
 def check_embedding(
