@@ -31,6 +31,7 @@ class Decision:
     check: Callable|str|None = None # `check(decision, base, accept_stale)`: `ImgprepError` when it is not a decision about the tree as it is now
     counter: str|None = None # The shard writer's counter of the images it leaves out (default `dropped_<name>`)
     reasons: Callable|str|None = None # `reasons(decision, base) -> {image_id: label}`: each left-out image is also counted under `<counter>_<label>`
+    stands_in: Callable|str|None = None # `stands_in(decision, base, gone) -> set`: of its left-out images, those written after all because what it kept in their place is in `gone` (left out by another decision)
 
     def path(self, base:str|Path)->Path: return Path(base)/CURATION_DIR/self.file
     @property
@@ -47,9 +48,10 @@ def register_decision(
     check:Callable|str|None=None, # See `Decision`
     counter:str|None=None, # See `Decision`
     reasons:Callable|str|None=None, # See `Decision`
+    stands_in:Callable|str|None=None, # See `Decision`
 )->Decision:
     "Add (or replace) a kind of decision."
-    DECISIONS[name] = Decision(name, file, read, drops, check, counter, reasons)
+    DECISIONS[name] = Decision(name, file, read, drops, check, counter, reasons, stands_in)
     return DECISIONS[name]
 
 def unregister_decision(name:str):
@@ -57,7 +59,7 @@ def unregister_decision(name:str):
     DECISIONS.pop(name, None)
 
 register_decision('near_duplicates', 'near_duplicates.jsonl', 'imgprep.dedup:read_decision', 'imgprep.dedup:dropped_ids',
-                  check='imgprep.dedup:check_decision', counter='near_duplicate')
+                  check='imgprep.dedup:check_decision', counter='near_duplicate', stands_in='imgprep.dedup:stand_ins')
 register_decision('quality', 'quality.jsonl', 'imgprep.curate:read_quality', 'imgprep.curate:dropped_by_rules',
                   check='imgprep.curate:check_quality', reasons='imgprep.curate:drop_reasons')
 
@@ -69,6 +71,7 @@ class Honoured:
     sha256: str
     drops: set
     reasons: dict = field(default_factory=dict) # image_id -> label, from `Decision.reasons`
+    stand_ins: set = field(default_factory=set) # image_ids it would leave out, written in place of one another decision leaves out
 
 def _ignored(ignore)->set:
     names = {ignore} if isinstance(ignore, str) else set(ignore or ())
@@ -81,14 +84,23 @@ def honoured(
     ignore:str|list|None=None, # Names of decisions not to honour (`--ignore-decision`)
     accept_stale:bool=False, # Honour a decision its `check` finds stale (`--accept-stale-decisions`)
 )->list: # `Honoured`, in registration order
-    "The registered decisions present in the tree at `base` and not ignored: read, checked, and what each leaves out."
-    skip,out = _ignored(ignore),[]
+    "The registered decisions present in the tree at `base` and not ignored: read, checked, and what each leaves out, together."
+    skip,out,values = _ignored(ignore),[],[]
     for d in DECISIONS.values():
         if d.name in skip or not (path := d.path(base)).exists(): continue
         value = resolved(d.read)(path)
         if d.check is not None: resolved(d.check)(value, base, accept_stale)
         why = resolved(d.reasons)(value, base) if d.reasons is not None else {}
-        out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base)), why))
+        out.append(Honoured(d, file_sha256(path), set(resolved(d.drops)(value, base)), why)); values.append(value)
+    return _stood_in(out, values, base)
+
+def _stood_in(out:list, values:list, base)->list:
+    "Each decision that can stand in takes back what it writes in place of images the others leave out."
+    for h,value in zip(out, values):
+        if h.decision.stands_in is None: continue
+        gone = set().union(*(o.drops for o in out if o is not h))
+        h.stand_ins = set(resolved(h.decision.stands_in)(value, base, gone)) & h.drops
+        h.drops -= h.stand_ins
     return out
 
 # %% ../nbs/01b_curation.ipynb #e7b3ffb7

@@ -21,8 +21,8 @@ from .tiny_models import random_weights
 __all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
            'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'tree_vectors', 'vectors_seen',
            'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row', 'decision_rows',
-           'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids', 'near_duplicate_drops', 'search',
-           'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser', 'main']
+           'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids', 'near_duplicate_drops', 'stand_ins',
+           'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser', 'main']
 
 # %% ../nbs/06e_dedup.ipynb #7b98cca9
 DECISION_FORMAT = 'imgprep-near-duplicates'
@@ -237,12 +237,12 @@ def decision_rows(
     tv:TreeVectors, # The rows
     groups:list, # From `components`
     keep:str='pixels', # One of `KEEP_RULES`
-)->list: # Lines of the decision, group by group, the kept image first
+)->list: # Lines of the decision, group by group: the kept image first, then the others in the order they would stand in for it
     "The decision's lines for `groups`: which image each keeps, and every image's cosine to it."
     key,rows = keep_order(tv, keep),[]
     for n,g in enumerate(sorted(groups, key=lambda g: tv.ids[kept_row(g, tv.split, key)])):
         k = kept_row(g, tv.split, key)
-        members = [k] + sorted((r for r in g if r != k), key=lambda r: tv.ids[r])
+        members = [k] + sorted((r for r in g if r != k), key=lambda r: (tv.split[r] != 'val', key(r)))  # ranked as the kept one was
         V = tv.read(np.array(sorted(members)))
         v = dict(zip(sorted(members), V))
         rows += [dict(group=n, image_id=tv.ids[r], kept_id=tv.ids[k], cosine=round(float(v[r] @ v[k]), 4),
@@ -297,6 +297,21 @@ def near_duplicate_drops(
     if not path.exists(): return set()
     check_decision(decision := read_decision(path), base, accept_stale)
     return dropped_ids(decision)
+
+# %% ../nbs/06e_dedup.ipynb #e0674967
+def stand_ins(
+    decision:tuple, # (header, rows), from `read_decision`
+    base:str|Path|None, # The Stage 2 base directory (unused: the rows name the images)
+    gone:set, # image_ids the tree's other decisions leave out
+)->set:
+    "The images written in place of their group's kept image when another decision leaves it out: per group, the first of the others, in the rows' order, not in `gone`."
+    groups = {}
+    for r in decision[1]: groups.setdefault(r['group'], []).append(r)
+    out = set()
+    for rows in groups.values():
+        if any(not r['drop'] and r['image_id'] in gone for r in rows):
+            out.update(next(([r['image_id']] for r in rows if r['drop'] and r['image_id'] not in gone), []))
+    return out
 
 # %% ../nbs/06e_dedup.ipynb #90e9ee2b
 def _method(method:str, n:int, device:str)->str:

@@ -441,6 +441,7 @@ def honour_decisions(
         scan.counts[h.decision.counted] = len(samples) - len(kept)
         why = Counter(h.reasons[s.image_id] for s in samples if s.image_id in h.drops and s.image_id in h.reasons)
         scan.counts.update({f'{h.decision.counted}_{r}': why[r] for r in sorted(set(h.reasons.values()))})
+        if h.decision.stands_in is not None: scan.counts[f'{h.decision.counted}_stand_in'] = sum(s.image_id in h.stand_ins for s in samples)
         samples,shas[h.decision.name] = kept,h.sha256
     return samples, shas
 
