@@ -134,7 +134,8 @@ def tiny_configs()->dict: # kind -> config, the same kinds as `full_size_configs
     "Configs of the tiny models: full-size output widths, everything else minimal."
     from transformers import BertConfig, CLIPTextConfig, CLIPVisionConfig, DINOv3ViTConfig, T5Config
     full = full_size_configs()
-    vae = {**full['vae'], 'block_out_channels': (8, 16, 16, 16), 'layers_per_block': 1, 'norm_num_groups': 4, 'sample_size': 64}
+    vae = {**full['vae'], 'block_out_channels': (4, 8, 8, 8), 'layers_per_block': 1, 'norm_num_groups': 4, 'sample_size': 64,
+           'mid_block_add_attention': False}  # attention over a 1024x1024 image's 16,384 latent positions cost more than the rest
     return dict(
         dinov3=DINOv3ViTConfig(hidden_size=1024, intermediate_size=32, num_hidden_layers=1, num_attention_heads=4,
                                num_register_tokens=4, patch_size=16, image_size=32),
