@@ -20,7 +20,7 @@ from .tiny_models import random_weights
 # %% auto #0
 __all__ = ['DECISION_FORMAT', 'DECISION_MAX_BYTES', 'DEFAULT_THRESHOLD', 'KEEP_RULES', 'MAX_PAIRS_PER_VECTOR', 'EXACT_MAX',
            'APPROX_PQ_MIN', 'REPORT_THRESHOLDS', 'decision_path', 'TreeVectors', 'tree_vectors', 'vectors_seen',
-           'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'kept_row', 'decision_rows',
+           'exact_pairs', 'ivf_spec', 'approx_pairs', 'components', 'keep_order', 'ranked', 'kept_row', 'decision_rows',
            'dinov3_provenance', 'read_decision', 'check_decision', 'dropped_ids', 'near_duplicate_drops', 'stand_ins',
            'search', 'find_near_duplicates', 'test_model_note', 'nn_report', 'dedup_parser', 'main']
 
@@ -223,14 +223,20 @@ def keep_order(
     first = dict(pixels=lambda r: -int(tv.pixels[r]), caption=lambda r: -int(tv.caption[r]), first=lambda r: r, id=lambda r: 0)[keep]
     return lambda r: (first(r), tv.ids[r])
 
+def ranked(
+    split:list, # Split of every row
+    key, # From `keep_order`
+):
+    "The sort key of a group's rows: validation rows first, then by `key`. The first is kept; the next stand in for it, in order."
+    return lambda r: (split[r] != 'val', key(r))
+
 def kept_row(
     group:list, # Rows of one group
     split:list, # Split of every row
     key, # From `keep_order`
 )->int:
     "The row a group keeps: the first by `key` among its validation rows if it has any, else among all."
-    val = [r for r in group if split[r] == 'val']
-    return min(val or group, key=key)
+    return min(group, key=ranked(split, key))
 
 # %% ../nbs/06e_dedup.ipynb #430f5cda
 def decision_rows(
@@ -241,8 +247,8 @@ def decision_rows(
     "The decision's lines for `groups`: which image each keeps, and every image's cosine to it."
     key,rows = keep_order(tv, keep),[]
     for n,g in enumerate(sorted(groups, key=lambda g: tv.ids[kept_row(g, tv.split, key)])):
-        k = kept_row(g, tv.split, key)
-        members = [k] + sorted((r for r in g if r != k), key=lambda r: (tv.split[r] != 'val', key(r)))  # ranked as the kept one was
+        members = sorted(g, key=ranked(tv.split, key))  # the kept row first: `kept_row` is the first in this order
+        k = members[0]
         V = tv.read(np.array(sorted(members)))
         v = dict(zip(sorted(members), V))
         rows += [dict(group=n, image_id=tv.ids[r], kept_id=tv.ids[k], cosine=round(float(v[r] @ v[k]), 4),
@@ -307,11 +313,9 @@ def stand_ins(
     "The images written in place of their group's kept image when another decision leaves it out: per group, the first of the others, in the rows' order, not in `gone`."
     groups = {}
     for r in decision[1]: groups.setdefault(r['group'], []).append(r)
-    out = set()
-    for rows in groups.values():
-        if any(not r['drop'] and r['image_id'] in gone for r in rows):
-            out.update(next(([r['image_id']] for r in rows if r['drop'] and r['image_id'] not in gone), []))
-    return out
+    firsts = (next((r['image_id'] for r in rows if r['drop'] and r['image_id'] not in gone), None)
+              for rows in groups.values() if any(not r['drop'] and r['image_id'] in gone for r in rows))
+    return {i for i in firsts if i is not None}
 
 # %% ../nbs/06e_dedup.ipynb #90e9ee2b
 def _method(method:str, n:int, device:str)->str:
